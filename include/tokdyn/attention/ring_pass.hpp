@@ -1,0 +1,36 @@
+// The one distributed all-pairs driver: each rank's block of source rows travels once around a ring
+// of ranks (non-blocking messages overlapped with the visit of the block in hand), so every rank
+// meets every block without an N x N matrix or an all-gather. Used by attention and every O(N^2) diagnostic.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "tokdyn/core/partition.hpp"
+
+namespace tokdyn {
+
+class RingPass {
+ public:
+  // block: [rows, width] row-major, rows [global_begin, global_begin + rows) of the global array.
+  using Visit = std::function<void(const double* block, std::int64_t rows, std::int64_t global_begin)>;
+
+  // width: doubles per row of the travelling blocks.
+  RingPass(MPI_Comm comm, const Partition& partition, int width);
+
+  // local: this rank's rows [partition.count(rank), width]. Calls visit once per rank's block, own block first.
+  void run(const double* local, const Visit& visit);
+
+  const Partition& partition() const { return partition_; }
+
+ private:
+  MPI_Comm comm_;
+  Partition partition_;
+  int width_, rank_ = 0, size_ = 1;
+  std::vector<double> current_, next_;  // [max_count, width] each
+};
+
+}  // namespace tokdyn

@@ -1,0 +1,77 @@
+// Input decks: INI files plus --section.key=value overrides, checked against a schema of typed keys.
+// One parser for every command; the resolved deck (every key, defaults filled in) is stored in run files.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tokdyn {
+
+enum class KeyKind { integer, real, boolean, text, choice };
+
+struct KeySpec {
+  std::string name;  // "section.key"
+  KeyKind kind = KeyKind::text;
+  std::string default_text;
+  std::string help;
+  double min = -std::numeric_limits<double>::infinity();
+  double max = std::numeric_limits<double>::infinity();
+  bool min_exclusive = false;
+  std::vector<std::string> choices;
+  bool run_control = false;  // may differ between a checkpoint and its restart (output cadence, ...)
+};
+
+class DeckSchema {
+ public:
+  KeySpec& add_int(const std::string& name, std::int64_t def, const std::string& help,
+                   std::int64_t min = std::numeric_limits<std::int64_t>::min(),
+                   std::int64_t max = std::numeric_limits<std::int64_t>::max());
+  KeySpec& add_real(const std::string& name, double def, const std::string& help,
+                    double min = -std::numeric_limits<double>::infinity(),
+                    double max = std::numeric_limits<double>::infinity(), bool min_exclusive = false);
+  KeySpec& add_bool(const std::string& name, bool def, const std::string& help);
+  KeySpec& add_text(const std::string& name, const std::string& def, const std::string& help);
+  KeySpec& add_choice(const std::string& name, const std::string& def,
+                      const std::vector<std::string>& choices, const std::string& help);
+
+  const std::vector<KeySpec>& keys() const { return keys_; }
+  const KeySpec* find(const std::string& name) const;
+  // Every key, by section, with default and meaning (for --help).
+  std::string help_text() const;
+
+ private:
+  KeySpec& add(KeySpec spec);
+  std::vector<KeySpec> keys_;
+};
+
+class Deck {
+ public:
+  // deck_path may be empty (defaults only); overrides are "--section.key=value" arguments.
+  static Deck parse(const DeckSchema& schema, const std::string& deck_path,
+                    const std::vector<std::string>& overrides);
+  // From the resolved text stored in a run file or checkpoint.
+  static Deck from_text(const DeckSchema& schema, const std::string& text, const std::string& origin);
+
+  std::int64_t get_int(const std::string& name) const;
+  double get_real(const std::string& name) const;
+  bool get_bool(const std::string& name) const;
+  const std::string& get_text(const std::string& name) const;
+
+  // INI text with every key of the schema, in schema order.
+  std::string resolved_text() const;
+  // Keys (not run_control ones) whose values differ from other's.
+  std::vector<std::string> differences(const Deck& other) const;
+
+ private:
+  Deck(const DeckSchema& schema) : schema_(&schema) {}
+  void validate();
+  const std::string& raw(const std::string& name) const;
+
+  const DeckSchema* schema_;
+  std::map<std::string, std::string> values_;
+};
+
+}  // namespace tokdyn

@@ -1,0 +1,33 @@
+// Progress lines on rank 0: layer k/L, elapsed, estimated remaining, throughput.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "tokdyn/core/comm.hpp"
+
+namespace tokdyn {
+
+class Progress {
+ public:
+  // work_per_layer and unit name the throughput ("pairs" per layer for attention).
+  Progress(const Comm& comm, std::int64_t first_layer, std::int64_t last_layer, double interval_seconds,
+           double work_per_layer, std::string unit);
+  // Call after finishing `layer`; prints when interval seconds have passed, and at the last layer.
+  void update(std::int64_t layer);
+  double elapsed() const;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  const Comm& comm_;
+  std::int64_t first_, last_;
+  double interval_, work_per_layer_;
+  std::string unit_;
+  Clock::time_point start_, last_print_;
+  bool printed_ = false;
+};
+
+std::string format_seconds(double s);
+
+}  // namespace tokdyn

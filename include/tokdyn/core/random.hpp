@@ -1,0 +1,43 @@
+// Counter-based random streams (Random123 Philox4x64): a draw is a pure function of
+// (seed, purpose, step, index, block), so it never depends on the number of ranks or on history.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+namespace tokdyn {
+
+// What a stream is for; every consumer has its own so streams never overlap.
+// Append new purposes at the end: the numbers are part of reproducibility.
+enum class Purpose : std::uint64_t {
+  initial_tokens = 1,
+  mlp_u = 2,        // U^l rows
+  mlp_w = 3,        // W^l columns
+  mlp_bias_u = 4,   // b_U^l
+  mlp_bias_w = 5,   // b_W^l
+  attention_q = 6,  // random Q
+  attention_k = 7,  // random K
+  attention_v = 8,  // random V
+  test = 1000,      // reserved for tests
+};
+
+class RandomStream {
+ public:
+  RandomStream(std::uint64_t seed, Purpose purpose) : seed_(seed), purpose_(purpose) {}
+
+  // Four raw 64-bit words for one counter value.
+  std::array<std::uint64_t, 4> bits(std::uint64_t step, std::uint64_t index, std::uint64_t block) const;
+  // Four iid N(0,1) (Box-Muller on the four words).
+  std::array<double, 4> normal4(std::uint64_t step, std::uint64_t index, std::uint64_t block) const;
+  // out[k] = k-th normal of (step, index): word k % 4 of block k / 4. Prefix-stable in n.
+  void normals(std::uint64_t step, std::uint64_t index, double* out, std::size_t n) const;
+  // Four iid uniforms in (0, 1].
+  std::array<double, 4> uniform4(std::uint64_t step, std::uint64_t index, std::uint64_t block) const;
+
+ private:
+  std::uint64_t seed_;
+  Purpose purpose_;
+};
+
+}  // namespace tokdyn

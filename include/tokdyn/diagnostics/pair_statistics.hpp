@@ -1,0 +1,47 @@
+// Observables of the token cloud (spec section 5): interaction energy
+//   E_beta = (1/(2N^2)) sum_ij (e^beta - e^{beta <x_i, x_j>}),
+// order parameter |mean x|, mean and minimum pairwise cosine over i != j, and a histogram of the
+// cosines of the N(N-1)/2 unordered pairs. All O(N^2) sums go through the ring pass.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "tokdyn/attention/ring_pass.hpp"
+
+namespace tokdyn {
+
+struct PairStatistics {
+  double energy = 0;           // E_beta
+  double order_parameter = 0;  // |(1/N) sum_i x_i|
+  double mean_cosine = 0;      // over i != j (NaN for N = 1)
+  double min_cosine = 0;       // over i != j (NaN for N = 1)
+  std::vector<std::int64_t> histogram;  // [bins] counts of pairs i < j
+};
+
+class PairStatisticsPass {
+ public:
+  PairStatisticsPass(MPI_Comm comm, const Partition& partition, int d, double beta, int bins, int tile);
+  // x: this rank's tokens [n_local, d]. Collective; every rank gets the same result.
+  PairStatistics compute(const double* x);
+
+  // Equispaced bin edges on [-1, 1], [bins + 1].
+  std::vector<double> bin_edges() const;
+
+ private:
+  void visit(const double* x, const double* block, std::int64_t rows, std::int64_t block_begin);
+
+  MPI_Comm comm_;
+  RingPass ring_;
+  int d_, bins_, tile_;
+  double beta_;
+  std::int64_t n_local_, local_begin_;
+  std::vector<double> gram_;  // [tile, tile]
+  // Accumulators of one compute(): sums over pairs i < j.
+  double energy_sum_ = 0, cosine_sum_ = 0, cosine_min_ = 0;
+  std::vector<std::int64_t> counts_;
+};
+
+}  // namespace tokdyn

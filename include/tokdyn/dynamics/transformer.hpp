@@ -1,0 +1,45 @@
+// The discrete random transformer of spec section 1: for l = 0..L-1,
+//   Y_l     = LN( X_l + a (T/L) Attn_{X_l}(X_l) )
+//   X_{l+1} = LN( Y_l + sqrt(T/L) G^m_{l+1}(Y_l) ),   LN(v) = v / |v|.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "tokdyn/attention/attention.hpp"
+#include "tokdyn/dynamics/dynamics.hpp"
+#include "tokdyn/noise/random_mlp.hpp"
+
+namespace tokdyn {
+
+struct TransformerParams {
+  std::int64_t n = 64;   // N
+  int d = 4;
+  std::int64_t layers = 100;  // L
+  double horizon = 1;    // T
+  double factor = 1;     // attention factor a (0: no attention sub-step)
+};
+
+class Transformer final : public Dynamics {
+ public:
+  // attention may be null (switched off); mlp empty when the MLP sub-step is off.
+  Transformer(const TransformerParams& params, std::int64_t n_local, std::unique_ptr<Attention> attention,
+              std::optional<RandomMlp> mlp);
+
+  void step(std::int64_t layer, double* x) override;
+  double time(std::int64_t layer) const override { return layer * dt(); }
+  double work_per_step() const override;
+  std::string work_unit() const override { return attention_ ? "pairs" : "token-layers"; }
+
+  double dt() const { return params_.horizon / static_cast<double>(params_.layers); }
+
+ private:
+  TransformerParams params_;
+  std::int64_t n_local_;
+  std::unique_ptr<Attention> attention_;
+  std::optional<RandomMlp> mlp_;
+  std::vector<double> buffer_;  // [n_local, d]: Attn or G
+};
+
+}  // namespace tokdyn

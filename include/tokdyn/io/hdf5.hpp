@@ -1,0 +1,91 @@
+// Thin, checked layer over parallel HDF5: owned handles, collective files, attributes,
+// and "series" datasets (unlimited first dimension, one row per output event).
+#pragma once
+
+#include <hdf5.h>
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tokdyn::h5 {
+
+// Returns value when it is a valid id / non-negative status, else throws SystemError with the
+// innermost HDF5 message.
+std::int64_t checked(std::int64_t value, const char* call, const char* file, int line);
+#define TOKDYN_H5(call) (::tokdyn::h5::checked(static_cast<std::int64_t>(call), #call, __FILE__, __LINE__))
+
+// Silences HDF5's own error printing: tokdyn reports errors itself. Call once after MPI_Init.
+void silence_errors();
+
+// Move-only owner of an hid_t, closed with the matching H5?close.
+class Handle {
+ public:
+  using Closer = herr_t (*)(hid_t);
+  Handle() = default;
+  Handle(hid_t id, Closer closer) : id_(id), closer_(closer) {}
+  Handle(Handle&& o) noexcept : id_(o.id_), closer_(o.closer_) { o.id_ = -1; }
+  Handle& operator=(Handle&& o) noexcept;
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  ~Handle();
+  hid_t id() const { return id_; }
+  operator hid_t() const { return id_; }
+  void close();
+
+ private:
+  hid_t id_ = -1;
+  Closer closer_ = nullptr;
+};
+
+Handle make_file_handle(hid_t id);
+Handle make_group_handle(hid_t id);
+Handle make_dataset_handle(hid_t id);
+Handle make_space_handle(hid_t id);
+Handle make_plist_handle(hid_t id);
+Handle make_type_handle(hid_t id);
+Handle make_attr_handle(hid_t id);
+
+// Collective file access on comm (MPI-IO driver).
+Handle create_file(const std::string& path, MPI_Comm comm);
+Handle open_file(const std::string& path, MPI_Comm comm, bool writable);
+// True when path names a readable HDF5 file (checked without raising HDF5 errors).
+bool is_hdf5_file(const std::string& path);
+// Collective transfer property list.
+Handle collective_transfer();
+
+Handle create_group(hid_t parent, const std::string& name);
+Handle open_group(hid_t parent, const std::string& name);
+Handle open_dataset(hid_t parent, const std::string& name);
+bool exists(hid_t parent, const std::string& path);
+
+// Attributes (collective: every rank passes the same value).
+void write_attribute(hid_t obj, const std::string& name, const std::string& value);
+void write_attribute(hid_t obj, const std::string& name, std::int64_t value);
+void write_attribute(hid_t obj, const std::string& name, double value);
+bool has_attribute(hid_t obj, const std::string& name);
+std::string read_string_attribute(hid_t obj, const std::string& name);
+std::int64_t read_int_attribute(hid_t obj, const std::string& name);
+double read_double_attribute(hid_t obj, const std::string& name);
+
+// Dimensions of a dataset.
+std::vector<hsize_t> dims(hid_t dataset);
+
+// A series: dataset [rows, row_dims...] with unlimited rows, chunked one row per chunk.
+Handle create_series(hid_t parent, const std::string& name, hid_t type, const std::vector<hsize_t>& row_dims);
+// Collective: grows the series to row + 1 rows if needed and writes row `row`. This rank writes
+// elements [begin, begin + count) of the row's first dimension (a 1-D series: count is 0 or 1).
+void write_series_row(hid_t dataset, hsize_t row, hid_t mem_type, const void* data, hsize_t begin, hsize_t count);
+// Collective: shrinks (or grows) the number of rows.
+void set_series_rows(hid_t dataset, hsize_t rows);
+
+// Fixed-size dataset written collectively in slabs of its first dimension.
+Handle create_dataset(hid_t parent, const std::string& name, hid_t type, const std::vector<hsize_t>& shape);
+void write_slab(hid_t dataset, hid_t mem_type, const void* data, hsize_t begin, hsize_t count);
+// Reads rows [begin, begin + count) of the first dimension (all other dimensions whole).
+void read_slab(hid_t dataset, hid_t mem_type, void* data, hsize_t begin, hsize_t count);
+// Reads rows [begin, begin+count) of the given `row` of a series [rows, n, ...].
+void read_series_slab(hid_t dataset, hsize_t row, hid_t mem_type, void* data, hsize_t begin, hsize_t count);
+
+}  // namespace tokdyn::h5

@@ -1,0 +1,73 @@
+// The run file of DESIGN.md: one HDF5 file per run, written collectively.
+//   /                 attrs: tokdyn_version, git_revision, command, deck, seed, ranks, start_time,
+//                     end_time, status = running | checkpointed | complete | failed
+//   /tokens/X         [snapshots, N, d];  /tokens/layer, /tokens/time [snapshots]
+//   /diagnostics/*    one series per observable, indexed like /diagnostics/layer
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tokdyn/io/hdf5.hpp"
+
+namespace tokdyn {
+
+struct RunInfo {
+  std::string command;
+  std::string deck_text;
+  std::uint64_t seed = 0;
+  std::int64_t n = 0;
+  int d = 0;
+};
+
+// One row of diagnostics: scalars and integer histograms, by name (created on first use).
+struct DiagnosticsRow {
+  std::int64_t layer = 0;
+  double time = 0;
+  std::vector<std::pair<std::string, double>> scalars;
+  std::vector<std::pair<std::string, std::vector<std::int64_t>>> counts;
+};
+
+class RunFile {
+ public:
+  // Creates (truncates) path with status running and empty series.
+  static RunFile create(const std::string& path, MPI_Comm comm, const RunInfo& info);
+  // Reopens a run for a restart, cutting every series back to the rows a checkpoint recorded.
+  static RunFile reopen(const std::string& path, MPI_Comm comm, hsize_t diagnostics_rows, hsize_t snapshot_rows);
+
+  void write_diagnostics(const DiagnosticsRow& row);
+  // Collective: this rank's rows [begin, begin + count) of the N x d tokens.
+  void write_snapshot(std::int64_t layer, double time, const double* x_local, std::int64_t begin, std::int64_t count);
+  // A fixed dataset under /diagnostics (e.g. histogram bin edges), written once.
+  void write_diagnostics_constant(const std::string& name, const std::vector<double>& values);
+  void set_diagnostics_attribute(const std::string& name, double value);
+
+  void set_status(const std::string& status);  // sets end_time too unless running
+  void set_attribute(const std::string& name, const std::string& value);
+  void flush();
+  void close();
+
+  hsize_t diagnostics_rows() const { return diagnostics_rows_; }
+  hsize_t snapshot_rows() const { return snapshot_rows_; }
+
+ private:
+  RunFile(MPI_Comm comm) : comm_(comm) {}
+  hid_t series(const std::string& name, hid_t type, const std::vector<hsize_t>& row_dims);
+
+  MPI_Comm comm_;
+  int rank_ = 0;
+  h5::Handle file_, tokens_, diagnostics_;
+  std::map<std::string, h5::Handle> series_;  // diagnostics series by name
+  h5::Handle snap_x_, snap_layer_, snap_time_;
+  hsize_t diagnostics_rows_ = 0, snapshot_rows_ = 0;
+};
+
+// Local time as ISO-8601 text, taken on rank 0 and shared.
+std::string now_iso8601(MPI_Comm comm);
+
+}  // namespace tokdyn

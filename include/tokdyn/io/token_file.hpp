@@ -1,0 +1,18 @@
+// Initial tokens from a user's HDF5 file: a dataset [N, d] of float64 (or any float type), read in slabs.
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+
+#include "tokdyn/core/partition.hpp"
+
+namespace tokdyn {
+
+// Reads this rank's rows and projects them onto the sphere. InputError (naming the file) when the file is
+// missing or not HDF5, the dataset is absent, has the wrong shape, or holds NaN/Inf/zero rows.
+// Returns the largest | |x_i| - 1 | seen before projection (rows far from unit norm deserve a warning).
+double read_initial_tokens(const std::string& path, const std::string& dataset, MPI_Comm comm,
+                           const Partition& partition, int d, double* x_local);
+
+}  // namespace tokdyn

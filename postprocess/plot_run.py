@@ -1,0 +1,348 @@
+#!/usr/bin/python3
+"""Plot one tokdyn run file (HDF5) as a single PNG overview figure.
+
+Usage:
+    plot_run.py RUNFILE [-o OUT.png] [--snapshots K]
+
+Panels:
+    (a) interaction energy E_beta against layer (log y-axis when all values
+        are positive), with the order parameter |mean x| on a twin axis;
+    (b) pairwise-cosine histogram against layer as an image (colour: fraction
+        of pairs, log scale), with the mean cosine overlaid;
+    (c) first two token coordinates at up to K snapshot layers, chosen evenly
+        among the stored snapshots (first and last included).
+
+Errors (missing file, not HDF5, missing group or dataset) end with a one-line
+message "plot_run.py: error: ..." on stderr and exit status 2.
+"""
+
+import argparse
+import os
+import sys
+
+import numpy as np
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.colors import LogNorm, Normalize  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
+
+PROG = "plot_run.py"
+
+# Datasets the figure cannot do without; anything else is optional.
+REQUIRED = {
+    "tokens": ["X", "layer"],
+    "diagnostics": ["layer", "energy", "order_parameter", "mean_cosine",
+                    "cosine_histogram", "cosine_bin_edges"],
+}
+OPTIONAL = {
+    "tokens": ["time"],
+    "diagnostics": ["time", "min_cosine"],
+}
+
+
+class RunFileError(Exception):
+    """A run file that cannot be read or does not follow the schema."""
+
+
+def to_str(value):
+    """Return an HDF5 string attribute as str (h5py may give bytes or str)."""
+    if isinstance(value, np.ndarray):
+        value = value.item() if value.size == 1 else value.tolist()
+    if isinstance(value, (bytes, np.bytes_)):
+        return value.decode("utf-8", errors="replace")
+    return str(value)
+
+
+def to_scalar(value):
+    """Return a numeric HDF5 attribute as a Python scalar."""
+    if isinstance(value, np.ndarray):
+        value = value.reshape(-1)[0]
+    return value.item() if hasattr(value, "item") else value
+
+
+def read_run(path):
+    """Read a tokdyn run file into a dict of attributes and numpy arrays.
+
+    Raises RunFileError with a readable message on any problem.
+    """
+    if not os.path.exists(path):
+        raise RunFileError(f"no such file: {path}")
+    if not os.path.isfile(path):
+        raise RunFileError(f"not a regular file: {path}")
+
+    import h5py  # imported here so --help works without h5py
+
+    try:
+        h5 = h5py.File(path, "r")
+    except OSError as exc:
+        raise RunFileError(f"cannot open {path} as HDF5: {exc}") from None
+
+    run = {"path": path}
+    with h5:
+        attrs = h5.attrs
+        for key in ("tokdyn_version", "git_revision", "command", "deck",
+                    "start_time", "end_time", "status"):
+            run[key] = to_str(attrs[key]) if key in attrs else ""
+        for key in ("seed", "ranks"):
+            run[key] = to_scalar(attrs[key]) if key in attrs else None
+
+        for group, names in REQUIRED.items():
+            if group not in h5 or not isinstance(h5[group], h5py.Group):
+                raise RunFileError(f"{path}: missing group /{group}")
+            for name in names:
+                if name not in h5[group]:
+                    raise RunFileError(f"{path}: missing dataset /{group}/{name}")
+                run[f"{group}/{name}"] = np.asarray(h5[group][name][()])
+            for name in OPTIONAL[group]:
+                if name in h5[group]:
+                    run[f"{group}/{name}"] = np.asarray(h5[group][name][()])
+
+        dattrs = h5["diagnostics"].attrs
+        run["beta"] = to_scalar(dattrs["beta"]) if "beta" in dattrs else None
+
+    check_shapes(run)
+    return run
+
+
+def check_shapes(run):
+    """Check that the array shapes agree with the schema."""
+    path = run["path"]
+    X = run["tokens/X"]
+    if X.ndim != 3 or X.shape[2] < 2:
+        raise RunFileError(f"{path}: /tokens/X must have shape [S, N, d>=2], "
+                           f"got {list(X.shape)}")
+    if run["tokens/layer"].shape != (X.shape[0],):
+        raise RunFileError(f"{path}: /tokens/layer does not match /tokens/X")
+    k = run["diagnostics/layer"].shape[0]
+    for name in ("energy", "order_parameter", "mean_cosine"):
+        if run[f"diagnostics/{name}"].shape != (k,):
+            raise RunFileError(f"{path}: /diagnostics/{name} must have shape [{k}]")
+    hist = run["diagnostics/cosine_histogram"]
+    edges = run["diagnostics/cosine_bin_edges"]
+    if hist.ndim != 2 or hist.shape[0] != k or edges.shape != (hist.shape[1] + 1,):
+        raise RunFileError(f"{path}: /diagnostics/cosine_histogram {list(hist.shape)} "
+                           f"and cosine_bin_edges {list(edges.shape)} do not agree")
+
+
+def layer_edges(layers):
+    """Return cell edges (length K+1) around sorted layer values for an image."""
+    layers = np.asarray(layers, dtype=float)
+    if layers.size == 1:
+        return np.array([layers[0] - 0.5, layers[0] + 0.5])
+    mid = 0.5 * (layers[1:] + layers[:-1])
+    first = layers[0] - (mid[0] - layers[0])
+    last = layers[-1] + (layers[-1] - mid[-1])
+    return np.concatenate([[first], mid, [last]])
+
+
+def snapshot_indices(count, wanted):
+    """Pick up to `wanted` indices evenly among `count`, first and last included."""
+    if count == 0 or wanted <= 0:
+        return []
+    wanted = min(wanted, count)
+    return sorted(set(np.linspace(0, count - 1, wanted).round().astype(int).tolist()))
+
+
+def marker_style(count):
+    """Return line keyword arguments: markers only when there are few points."""
+    return dict(marker="o" if count <= 30 else None, markersize=3)
+
+
+def format_layer_axis(ax, layers, pad_single=True):
+    """Use integer ticks on a layer x-axis, with some room around a single layer."""
+    if len(layers) == 1:
+        ax.set_xticks([layers[0]])
+        if pad_single:
+            ax.set_xlim(layers[0] - 1, layers[0] + 1)
+    else:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+
+
+def plot_energy(ax, run):
+    """Panel (a): energy against layer, order parameter on a twin axis."""
+    layer = run["diagnostics/layer"]
+    energy = run["diagnostics/energy"]
+    order = run["diagnostics/order_parameter"]
+    beta = run["beta"]
+    style = marker_style(layer.size)
+
+    e_line, = ax.plot(layer, energy, color="tab:blue", label=r"$E_\beta$", **style)
+    if energy.size and np.all(energy > 0):
+        ax.set_yscale("log")
+    ax.set_xlabel("layer")
+    format_layer_axis(ax, layer)
+    beta_txt = f" ($\\beta$ = {beta:g})" if beta is not None else ""
+    ax.set_ylabel(r"interaction energy $E_\beta$" + beta_txt, color="tab:blue")
+    ax.tick_params(axis="y", colors="tab:blue")
+    ax.set_title("(a) energy and order parameter")
+    ax.grid(True, alpha=0.3)
+
+    twin = ax.twinx()
+    o_line, = twin.plot(layer, order, color="tab:orange", label=r"$|\bar{x}|$", **style)
+    twin.set_ylabel(r"order parameter $|\mathrm{mean}\ x|$", color="tab:orange")
+    twin.tick_params(axis="y", colors="tab:orange")
+    twin.set_ylim(0.0, 1.05)
+    ax.legend(handles=[e_line, o_line], loc="best", fontsize="small")
+    if layer.size == 0:
+        ax.text(0.5, 0.5, "no diagnostics stored", transform=ax.transAxes,
+                ha="center", va="center")
+
+
+def plot_cosines(fig, ax, run):
+    """Panel (b): cosine histogram against layer as an image, mean cosine overlaid."""
+    layer = run["diagnostics/layer"]
+    counts = run["diagnostics/cosine_histogram"].astype(float)
+    edges = run["diagnostics/cosine_bin_edges"]
+    ax.set_title("(b) pairwise cosines")
+    ax.set_xlabel("layer")
+    ax.set_ylabel(r"cosine $\langle x_i, x_j\rangle$")
+    ax.set_ylim(-1.0, 1.0)
+    if layer.size == 0:
+        ax.text(0.5, 0.5, "no diagnostics stored", transform=ax.transAxes,
+                ha="center", va="center")
+        return
+
+    order = np.argsort(layer, kind="stable")
+    layer, counts = layer[order], counts[order]
+    totals = counts.sum(axis=1, keepdims=True)
+    fraction = np.divide(counts, totals, out=np.zeros_like(counts), where=totals > 0)
+
+    positive = fraction[fraction > 0]
+    if positive.size and positive.min() < positive.max():
+        norm = LogNorm(vmin=positive.min(), vmax=positive.max())
+        image = np.ma.masked_less_equal(fraction, 0.0)
+    else:
+        norm = Normalize(vmin=0.0, vmax=max(float(fraction.max()), 1e-12))
+        image = fraction
+    cmap = plt.get_cmap("viridis").copy()
+    cmap.set_bad(cmap(0.0))
+    mesh = ax.pcolormesh(layer_edges(layer), edges, image.T, cmap=cmap,
+                         norm=norm, shading="flat")
+    fig.colorbar(mesh, ax=ax, label="fraction of pairs")
+
+    style = marker_style(layer.size)
+    ax.plot(layer, run["diagnostics/mean_cosine"][order], color="white",
+            lw=2.0, label="mean cosine", **style)
+    if "diagnostics/min_cosine" in run:
+        ax.plot(layer, run["diagnostics/min_cosine"][order], color="white",
+                lw=1.0, ls="--", label="min cosine", **style)
+    format_layer_axis(ax, layer, pad_single=False)
+    ax.legend(loc="lower right", fontsize="small", facecolor="0.3",
+              labelcolor="white", framealpha=0.7)
+
+
+def plot_snapshots(fig, spec, run, wanted):
+    """Panels (c): first two coordinates of the tokens at a few snapshot layers."""
+    X = run["tokens/X"]
+    layers = run["tokens/layer"]
+    picks = snapshot_indices(X.shape[0], wanted)
+    if not picks:
+        ax = fig.add_subplot(spec)
+        ax.axis("off")
+        ax.text(0.5, 0.5, "(c) no token snapshots stored", ha="center", va="center")
+        return
+    sub = spec.subgridspec(1, len(picks), wspace=0.3)
+    circle = np.linspace(0.0, 2.0 * np.pi, 400)
+    n, d = X.shape[1], X.shape[2]
+    size = max(2.0, min(20.0, 2000.0 / max(n, 1)))
+    for col, idx in enumerate(picks):
+        ax = fig.add_subplot(sub[0, col])
+        ax.plot(np.cos(circle), np.sin(circle), color="0.6", lw=0.8)
+        ax.scatter(X[idx, :, 0], X[idx, :, 1], s=size, color="tab:red",
+                   alpha=0.7, edgecolors="none")
+        ax.set_xlim(-1.15, 1.15)
+        ax.set_ylim(-1.15, 1.15)
+        ax.set_aspect("equal")
+        ax.set_title(f"layer {int(layers[idx])}")
+        ax.set_xlabel(r"$x_1$")
+        if col == 0:
+            ax.set_ylabel(r"$x_2$")
+            ax.text(-0.35, 1.15, "(c)", transform=ax.transAxes, fontsize="large")
+        ax.grid(True, alpha=0.3)
+    if d > 2:
+        fig.text(0.5, 0.01, f"(c) projection of the d = {d} coordinates onto (x1, x2)",
+                 ha="center", fontsize="small", color="0.3")
+
+
+def make_title(run):
+    """Return the figure title: command, status and a few run parameters."""
+    command = run["command"] or "?"
+    status = run["status"] or "unknown"
+    first = f"tokdyn {command}   status: {status}"
+    if status != "complete":
+        first += "  (INCOMPLETE RUN)"
+    X = run["tokens/X"]
+    parts = [f"N = {X.shape[1]}", f"d = {X.shape[2]}"]
+    if run["beta"] is not None:
+        parts.append(f"beta = {run['beta']:g}")
+    if run["seed"] is not None:
+        parts.append(f"seed = {run['seed']}")
+    if run["ranks"] is not None:
+        parts.append(f"ranks = {run['ranks']}")
+    if run["tokdyn_version"]:
+        parts.append(f"version {run['tokdyn_version']} ({run['git_revision'] or '?'})")
+    parts.append(os.path.basename(run["path"]))
+    return first + "\n" + ",  ".join(parts)
+
+
+def make_figure(run, snapshots):
+    """Build the whole figure for one run and return it."""
+    fig = plt.figure(figsize=(13, 8.5))
+    grid = fig.add_gridspec(2, 2, height_ratios=[1.25, 1.0], hspace=0.35, wspace=0.3,
+                            left=0.07, right=0.95, top=0.88, bottom=0.08)
+    plot_energy(fig.add_subplot(grid[0, 0]), run)
+    plot_cosines(fig, fig.add_subplot(grid[0, 1]), run)
+    plot_snapshots(fig, grid[1, :], run, snapshots)
+    color = "black" if run["status"] == "complete" else "tab:red"
+    fig.suptitle(make_title(run), color=color, fontsize="large")
+    return fig
+
+
+def default_output(runfile):
+    """Return RUNFILE with .h5 (or .hdf5) replaced by .png."""
+    root, ext = os.path.splitext(runfile)
+    if ext.lower() in (".h5", ".hdf5"):
+        return root + ".png"
+    return runfile + ".png"
+
+
+def parse_args(argv):
+    """Parse the command line."""
+    parser = argparse.ArgumentParser(
+        prog=PROG, description="Plot a tokdyn run file (HDF5) as one PNG figure.")
+    parser.add_argument("runfile", metavar="RUNFILE", help="tokdyn run file (.h5)")
+    parser.add_argument("-o", "--output", metavar="OUT.png",
+                        help="output PNG (default: RUNFILE with .h5 replaced by .png)")
+    parser.add_argument("--snapshots", metavar="K", type=int, default=4,
+                        help="number of token snapshots to show (default: 4)")
+    args = parser.parse_args(argv)
+    if args.snapshots < 1:
+        parser.error("--snapshots must be at least 1")
+    return args
+
+
+def main(argv=None):
+    """Entry point: read the run file, write the PNG, print its path."""
+    args = parse_args(argv)
+    output = args.output or default_output(args.runfile)
+    try:
+        run = read_run(args.runfile)
+        fig = make_figure(run, args.snapshots)
+        try:
+            fig.savefig(output, dpi=100)
+        except OSError as exc:
+            raise RunFileError(f"cannot write {output}: {exc}") from None
+        finally:
+            plt.close(fig)
+    except RunFileError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
+    print(output)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

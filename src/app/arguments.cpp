@@ -1,0 +1,60 @@
+#include "arguments.hpp"
+
+#include <cctype>
+
+#include "tokdyn/core/error.hpp"
+
+namespace tokdyn {
+namespace {
+bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
+bool looks_like_value(const std::string& s) {
+  return !s.empty() && (s[0] != '-' || (s.size() > 1 && (std::isdigit(static_cast<unsigned char>(s[1])) || s[1] == '.')));
+}
+bool is_deck(const std::string& s) { return s.size() > 4 && s.compare(s.size() - 4, 4, ".ini") == 0; }
+}  // namespace
+
+Arguments split_arguments(const std::vector<std::string>& args) {
+  Arguments a;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& s = args[i];
+    auto value_of = [&](const std::string& flag) -> std::string {
+      if (s.size() > flag.size() && s[flag.size()] == '=') return s.substr(flag.size() + 1);
+      if (i + 1 >= args.size()) throw InputError("option '" + flag + "' needs a value");
+      return args[++i];
+    };
+    if (s == "--help" || s == "-h") {
+      a.help = true;
+    } else if (s == "--force") {
+      a.request.force = true;
+    } else if (s == "--resume") {
+      a.request.resume = true;
+    } else if (s == "--status") {
+      a.status = true;
+    } else if (s == "--restart" || starts_with(s, "--restart=")) {
+      a.request.restart = value_of("--restart");
+    } else if (starts_with(s, "--")) {
+      // A deck key: --section.key=value or --section.key value.
+      const std::string body = s.substr(2);
+      if (body.find('.') == std::string::npos || body.find('.') > body.find('='))
+        throw InputError("unknown option '" + s + "' (deck keys look like --section.key=value)");
+      if (body.find('=') != std::string::npos) {
+        a.request.overrides.push_back(s);
+      } else {
+        if (i + 1 >= args.size()) throw InputError("deck key '" + body + "' on the command line needs a value");
+        a.request.overrides.push_back(s + "=" + args[++i]);
+      }
+    } else if (s.size() > 1 && s[0] == '-') {
+      // PETSc/SLEPc option, with its value when one follows (a .ini file is always the deck).
+      a.petsc.push_back(s);
+      if (i + 1 < args.size() && looks_like_value(args[i + 1]) && !is_deck(args[i + 1])) a.petsc.push_back(args[++i]);
+    } else {
+      if (!a.request.deck_path.empty())
+        throw InputError("two decks given ('" + a.request.deck_path + "' and '" + s + "'): give one");
+      a.request.deck_path = s;
+    }
+  }
+  if (!a.request.restart.empty() && a.request.resume) throw InputError("give --restart FILE or --resume, not both");
+  return a;
+}
+
+}  // namespace tokdyn

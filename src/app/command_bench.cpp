@@ -1,0 +1,99 @@
+// tokdyn bench: throughput of the hot kernels on random tokens, for the README's performance table.
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "commands.hpp"
+#include "tokdyn/attention/attention.hpp"
+#include "tokdyn/core/blas.hpp"
+#include "tokdyn/core/error.hpp"
+#include "tokdyn/diagnostics/pair_statistics.hpp"
+#include "tokdyn/noise/random_mlp.hpp"
+#include "tokdyn/sphere/sphere.hpp"
+
+namespace tokdyn {
+
+DeckSchema bench_schema() {
+  DeckSchema s;
+  s.add_choice("bench.kernel", "attention", {"attention", "statistics", "mlp"},
+               "kernel: attention (N^2 pairs), statistics (N(N-1)/2 pairs), mlp (tokens x width)");
+  s.add_int("bench.N", 4096, "number of tokens", 1, std::int64_t(1) << 40);
+  s.add_int("bench.d", 16, "dimension", 2, 1 << 20);
+  s.add_int("bench.repeats", 3, "timed repetitions (after one warm-up)", 1);
+  s.add_int("bench.tile", 256, "rows per BLAS tile", 1, 1 << 16);
+  s.add_choice("bench.style", "softmax", attention_styles().names(), "attention style");
+  s.add_int("bench.width", 2048, "MLP width m (kernel mlp)", 1);
+  s.add_int("bench.blas_threads", 1, "BLAS threads per rank", 1, 1024);
+  return s;
+}
+
+int run_bench(const Comm& comm, const DeckSchema& schema, const Arguments& args) {
+  const Deck deck = Deck::parse(schema, args.request.deck_path, args.request.overrides);
+  set_blas_threads(static_cast<int>(deck.get_int("bench.blas_threads")));
+  const std::string kernel = deck.get_text("bench.kernel");
+  const std::int64_t n = deck.get_int("bench.N");
+  const int d = static_cast<int>(deck.get_int("bench.d")), tile = static_cast<int>(deck.get_int("bench.tile"));
+  const int repeats = static_cast<int>(deck.get_int("bench.repeats"));
+  const Partition partition(n, comm.size());
+  const std::int64_t n_local = partition.count(comm.rank());
+  std::vector<double> x(static_cast<std::size_t>(n_local) * d), out(x.size());
+  sample_uniform_sphere(1, partition.begin(comm.rank()), n_local, d, x.data());
+
+  std::function<void()> once;
+  double work = 0;
+  std::string unit = "pairs";
+  std::unique_ptr<Attention> attention;
+  std::unique_ptr<PairStatisticsPass> stats;
+  std::unique_ptr<RandomMlp> mlp;
+  if (kernel == "attention") {
+    AttentionContext c;
+    c.comm = comm.get();
+    c.partition = partition;
+    c.tile = tile;
+    c.weights.d = d;
+    c.weights.query.assign(static_cast<std::size_t>(d) * d, 0.0);
+    for (int a = 0; a < d; ++a) c.weights.query[a * d + a] = 1;
+    c.weights.key = c.weights.value = c.weights.query;
+    attention = attention_styles().make(deck.get_text("bench.style"), c);
+    once = [&] { attention->apply(x.data(), out.data()); };
+    work = static_cast<double>(n) * n;
+  } else if (kernel == "statistics") {
+    stats = std::make_unique<PairStatisticsPass>(comm.get(), partition, d, 1.0, 50, tile);
+    once = [&] { stats->compute(x.data()); };
+    work = static_cast<double>(n) * (n - 1) / 2;
+  } else {
+    MlpParams p;
+    p.width = deck.get_int("bench.width");
+    mlp = std::make_unique<RandomMlp>(p, d);
+    once = [&] {
+      mlp->draw(1);
+      mlp->apply(x.data(), n_local, out.data());
+    };
+    work = static_cast<double>(n) * p.width;
+    unit = "token-neurons";
+  }
+  char line[256];
+  std::snprintf(line, sizeof line, "bench %s: N = %lld, d = %d, tile = %d, %d rank%s", kernel.c_str(),
+                static_cast<long long>(n), d, tile, comm.size(), comm.size() == 1 ? "" : "s");
+  comm.print(line);
+  once();  // warm-up: page faults, BLAS buffers
+  double best = 1e300, total = 0;
+  for (int r = 0; r < repeats; ++r) {
+    TOKDYN_MPI_CHECK(MPI_Barrier(comm.get()));
+    const double t0 = MPI_Wtime();
+    once();
+    TOKDYN_MPI_CHECK(MPI_Barrier(comm.get()));
+    const double t = MPI_Wtime() - t0;
+    best = std::min(best, t);
+    total += t;
+    std::snprintf(line, sizeof line, "  repeat %d: %.4f s  %.4g %s/s", r + 1, t, work / t, unit.c_str());
+    comm.print(line);
+  }
+  std::snprintf(line, sizeof line, "best %.4f s  %.4g %s/s  (mean %.4g %s/s)", best, work / best, unit.c_str(),
+                work * repeats / total, unit.c_str());
+  comm.print(line);
+  return 0;
+}
+
+}  // namespace tokdyn

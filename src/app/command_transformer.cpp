@@ -1,0 +1,78 @@
+// tokdyn transformer: the discrete model of spec section 1 through the shared run driver.
+#include <cstdio>
+
+#include "commands.hpp"
+#include "tokdyn/attention/attention.hpp"
+#include "tokdyn/core/blas.hpp"
+#include "tokdyn/dynamics/initial_tokens.hpp"
+#include "tokdyn/dynamics/simulation.hpp"
+#include "tokdyn/dynamics/transformer.hpp"
+
+namespace tokdyn {
+
+DeckSchema transformer_schema() {
+  DeckSchema s;
+  add_run_keys(s);
+  s.add_int("model.N", 64, "number of tokens N", 1, std::int64_t(1) << 40);
+  s.add_int("model.d", 4, "dimension d (tokens on S^{d-1})", 2, 1 << 20);
+  s.add_int("model.L", 100, "depth L (layers)", 1);
+  s.add_real("model.T", 1.0, "horizon T (step T/L)", 0.0, std::numeric_limits<double>::infinity(), true);
+  add_token_keys(s);
+  add_attention_keys(s);
+  add_mlp_keys(s);
+  return s;
+}
+
+int run_transformer(const Comm& comm, const DeckSchema& schema, const Arguments& args) {
+  const ResolvedRun resolved = resolve_run(comm, schema, args.request, "transformer");
+  const Deck& deck = resolved.deck;
+  RunControl control = run_control_from_deck(deck);
+  control.force = args.request.force;
+  if (args.status) {
+    const std::string status = run_status(comm, control);
+    comm.print(status);
+    return 0;
+  }
+  set_blas_threads(static_cast<int>(deck.get_int("run.blas_threads")));
+
+  TransformerParams p;
+  p.n = deck.get_int("model.N");
+  p.d = static_cast<int>(deck.get_int("model.d"));
+  p.layers = deck.get_int("model.L");
+  p.horizon = deck.get_real("model.T");
+  p.factor = deck.get_real("attention.factor");
+  const Partition partition(p.n, comm.size());
+  const std::int64_t n_local = partition.count(comm.rank());
+
+  std::unique_ptr<Attention> attention;
+  if (deck.get_bool("attention.enabled") && p.factor != 0) {
+    AttentionContext context;
+    context.comm = comm.get();
+    context.partition = partition;
+    context.weights = attention_weights_from_deck(deck, p.d, comm.get());
+    context.tile = control.tile;
+    attention = attention_styles().make(deck.get_text("attention.style"), context);
+  }
+  std::optional<RandomMlp> mlp;
+  if (deck.get_bool("mlp.enabled")) mlp.emplace(mlp_params_from_deck(deck), p.d);
+  Transformer model(p, n_local, std::move(attention), std::move(mlp));
+  PairStatisticsPass statistics(comm.get(), partition, p.d, control.beta, control.bins, control.tile);
+
+  RunInfo info{"transformer", deck.resolved_text(), static_cast<std::uint64_t>(deck.get_int("run.seed")), p.n, p.d};
+  Simulation simulation(comm, control, info, p.layers, partition, model, statistics);
+  char line[256];
+  std::snprintf(line, sizeof line, "tokdyn transformer: N = %lld, d = %d, L = %lld, T = %g on %d rank%s -> %s",
+                static_cast<long long>(p.n), p.d, static_cast<long long>(p.layers), p.horizon, comm.size(),
+                comm.size() == 1 ? "" : "s", control.output.c_str());
+  comm.print(line);
+  std::vector<double> x(static_cast<std::size_t>(n_local) * p.d);
+  if (resolved.checkpoint) {
+    simulation.resume(resolved.checkpoint_path, *resolved.checkpoint, x);
+  } else {
+    initial_tokens(deck, comm, partition, p.d, x);
+    simulation.start(x);
+  }
+  return 0;
+}
+
+}  // namespace tokdyn

@@ -1,0 +1,15 @@
+#include "commands.hpp"
+
+namespace tokdyn {
+
+const std::vector<Command>& commands() {
+  static const std::vector<Command> list = {
+      {"transformer", "discrete random transformer: N tokens through L layers of attention and random MLPs",
+       transformer_schema, run_transformer},
+      {"bench", "throughput of the attention and pair-statistics passes (pairs/s) and of the MLP",
+       bench_schema, run_bench},
+  };
+  return list;
+}
+
+}  // namespace tokdyn

@@ -1,0 +1,19 @@
+// The list of attention styles: adding a style is its class plus one line here.
+#include "tokdyn/attention/attention.hpp"
+#include "tokdyn/attention/ring_attention.hpp"
+
+namespace tokdyn {
+
+const AttentionRegistry& attention_styles() {
+  static const AttentionRegistry registry = [] {
+    AttentionRegistry r("attention style");
+    r.add("softmax", "SA: exact softmax attention, ring pass with online softmax",
+          [](const AttentionContext& c) { return std::make_unique<SoftmaxAttention>(c); });
+    r.add("unnormalized", "USA: (1/N) sum_j exp(beta <Qx, K x_j>) V x_j, ring pass",
+          [](const AttentionContext& c) { return std::make_unique<UnnormalizedAttention>(c); });
+    return r;
+  }();
+  return registry;
+}
+
+}  // namespace tokdyn

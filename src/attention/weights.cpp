@@ -1,0 +1,92 @@
+// Q, K, V from the deck: identity times a scale, Gaussian with a scale, or datasets of an HDF5 file.
+#include <cmath>
+
+#include "tokdyn/attention/attention.hpp"
+#include "tokdyn/core/deck.hpp"
+#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/random.hpp"
+#include "tokdyn/io/hdf5.hpp"
+
+namespace tokdyn {
+namespace {
+
+struct MatrixKeys {
+  const char* name;  // Q, K or V: also the dataset name in the weights file
+  const char* key;   // deck key prefix
+  Purpose purpose;
+};
+constexpr MatrixKeys kMatrices[] = {{"Q", "attention.query", Purpose::attention_q},
+                                    {"K", "attention.key", Purpose::attention_k},
+                                    {"V", "attention.value", Purpose::attention_v}};
+
+std::vector<double> read_matrix(const std::string& path, const std::string& name, int d, MPI_Comm comm) {
+  if (!h5::is_hdf5_file(path))
+    throw InputError("attention weights file '" + path + "' is missing or not an HDF5 file");
+  h5::Handle file = h5::open_file(path, comm, false);
+  if (!h5::exists(file, name))
+    throw InputError("attention weights file '" + path + "' has no dataset '" + name + "'");
+  h5::Handle data = h5::open_dataset(file, name);
+  const auto shape = h5::dims(data);
+  if (shape.size() != 2 || shape[0] != hsize_t(d) || shape[1] != hsize_t(d)) {
+    std::string got;
+    for (auto s : shape) got += (got.empty() ? "" : ",") + std::to_string(s);
+    throw InputError("attention weights file '" + path + "': dataset '" + name + "' has shape [" + got +
+                     "], expected [" + std::to_string(d) + "," + std::to_string(d) + "]");
+  }
+  std::vector<double> m(static_cast<std::size_t>(d) * d);
+  h5::read_slab(data, H5T_NATIVE_DOUBLE, m.data(), 0, d);  // every rank reads the whole matrix
+  for (double v : m)
+    if (!std::isfinite(v))
+      throw InputError("attention weights file '" + path + "': dataset '" + name + "' holds NaN or Inf");
+  return m;
+}
+
+}  // namespace
+
+void add_attention_keys(DeckSchema& s) {
+  s.add_bool("attention.enabled", true, "apply the attention sub-step");
+  s.add_choice("attention.style", "softmax", attention_styles().names(),
+               "attention kernel: softmax = SA, unnormalized = USA");
+  s.add_real("attention.factor", 1.0, "attention factor a multiplying the step (+1 attractive, -1 repulsive, 0 off)");
+  s.add_real("attention.beta", 1.0, "inverse temperature beta in exp(beta <Qx, Ky>); also the beta of E_beta", 0.0);
+  for (const auto& m : kMatrices) {
+    const std::string k = m.key;
+    s.add_choice(k, "identity", {"identity", "gaussian", "file"},
+                 std::string(m.name) + ": scale * I, Gaussian entries N(0, scale^2/d), or dataset '" + m.name +
+                     "' of attention.weights_file");
+    s.add_real(k + "_scale", 1.0, std::string("scale of ") + m.name);
+  }
+  s.add_text("attention.weights_file", "", "HDF5 file with datasets Q, K, V of shape [d, d] (for type file)");
+  s.add_int("attention.seed", 7, "seed of the Gaussian Q, K, V", 0);
+}
+
+AttentionWeights attention_weights_from_deck(const Deck& deck, int d, MPI_Comm comm) {
+  AttentionWeights w;
+  w.d = d;
+  w.beta = deck.get_real("attention.beta");
+  std::vector<double>* targets[] = {&w.query, &w.key, &w.value};
+  const std::uint64_t seed = static_cast<std::uint64_t>(deck.get_int("attention.seed"));
+  for (int t = 0; t < 3; ++t) {
+    const std::string k = kMatrices[t].key;
+    const std::string type = deck.get_text(k);
+    const double scale = deck.get_real(k + "_scale");
+    std::vector<double>& m = *targets[t];
+    m.assign(static_cast<std::size_t>(d) * d, 0.0);
+    if (type == "identity") {
+      for (int a = 0; a < d; ++a) m[a * d + a] = scale;
+    } else if (type == "gaussian") {
+      const RandomStream stream(seed, kMatrices[t].purpose);
+      for (int a = 0; a < d; ++a) stream.normals(0, a, m.data() + a * d, d);  // row a from index a
+      const double s = scale / std::sqrt(static_cast<double>(d));
+      for (double& v : m) v *= s;
+    } else {
+      const std::string path = deck.get_text("attention.weights_file");
+      if (path.empty()) throw InputError("deck key '" + k + "' = 'file' needs attention.weights_file");
+      m = read_matrix(path, kMatrices[t].name, d, comm);
+      for (double& v : m) v *= scale;
+    }
+  }
+  return w;
+}
+
+}  // namespace tokdyn

@@ -1,0 +1,301 @@
+#include "tokdyn/core/deck.hpp"
+
+#include <boost/program_options.hpp>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+
+#include "tokdyn/core/error.hpp"
+
+namespace po = boost::program_options;
+
+namespace tokdyn {
+namespace {
+
+// Shortest text that reads back to the same double.
+std::string format_real(double v) {
+  char buf[64];
+  auto [ptr, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, ptr);
+}
+
+std::string section_of(const std::string& name) { return name.substr(0, name.find('.')); }
+
+bool parse_int(const std::string& text, std::int64_t& out) {
+  const char* first = text.data();
+  const char* last = first + text.size();
+  if (first != last && *first == '+') ++first;
+  auto [ptr, ec] = std::from_chars(first, last, out);
+  return ec == std::errc() && ptr == last && first != last;
+}
+
+bool parse_real(const std::string& text, double& out) {
+  if (text.empty()) return false;
+  errno = 0;
+  char* end = nullptr;
+  out = std::strtod(text.c_str(), &end);
+  return errno == 0 && end == text.c_str() + text.size() && std::isfinite(out);
+}
+
+bool parse_bool(const std::string& text, bool& out) {
+  static const char* yes[] = {"true", "yes", "on", "1"};
+  static const char* no[] = {"false", "no", "off", "0"};
+  for (const char* y : yes)
+    if (text == y) return out = true, true;
+  for (const char* n : no)
+    if (text == n) return out = false, true;
+  return false;
+}
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\r");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
+}
+
+po::options_description boost_options(const DeckSchema& schema) {
+  po::options_description desc;
+  for (const KeySpec& k : schema.keys()) desc.add_options()(k.name.c_str(), po::value<std::string>(), "");
+  return desc;
+}
+
+// Boost reports "the option '--model.N' ..."; strip its decorations down to the key name.
+std::string key_from_boost(const po::error_with_option_name& e) {
+  std::string name = e.get_option_name();
+  while (!name.empty() && name.front() == '-') name.erase(name.begin());
+  return name;
+}
+
+void store_parsed(const po::basic_parsed_options<char>& parsed, std::map<std::string, std::string>& values) {
+  for (const auto& opt : parsed.options) {
+    if (opt.value.empty()) continue;
+    values[opt.string_key] = trim(opt.value.front());
+  }
+}
+
+}  // namespace
+
+static KeySpec make_spec(const std::string& name, KeyKind kind, const std::string& def, const std::string& help) {
+  KeySpec k;
+  k.name = name;
+  k.kind = kind;
+  k.default_text = def;
+  k.help = help;
+  return k;
+}
+
+KeySpec& DeckSchema::add(KeySpec spec) {
+  for (const KeySpec& k : keys_)
+    if (k.name == spec.name) throw SystemError("deck key registered twice: " + spec.name);
+  keys_.push_back(std::move(spec));
+  return keys_.back();
+}
+
+KeySpec& DeckSchema::add_int(const std::string& name, std::int64_t def, const std::string& help,
+                             std::int64_t min, std::int64_t max) {
+  KeySpec k = make_spec(name, KeyKind::integer, std::to_string(def), help);
+  k.min = static_cast<double>(min);
+  k.max = static_cast<double>(max);
+  return add(k);
+}
+
+KeySpec& DeckSchema::add_real(const std::string& name, double def, const std::string& help, double min,
+                              double max, bool min_exclusive) {
+  KeySpec k = make_spec(name, KeyKind::real, format_real(def), help);
+  k.min = min;
+  k.max = max;
+  k.min_exclusive = min_exclusive;
+  return add(k);
+}
+
+KeySpec& DeckSchema::add_bool(const std::string& name, bool def, const std::string& help) {
+  return add(make_spec(name, KeyKind::boolean, def ? "true" : "false", help));
+}
+
+KeySpec& DeckSchema::add_text(const std::string& name, const std::string& def, const std::string& help) {
+  return add(make_spec(name, KeyKind::text, def, help));
+}
+
+KeySpec& DeckSchema::add_choice(const std::string& name, const std::string& def,
+                                const std::vector<std::string>& choices, const std::string& help) {
+  KeySpec k = make_spec(name, KeyKind::choice, def, help);
+  k.choices = choices;
+  return add(k);
+}
+
+const KeySpec* DeckSchema::find(const std::string& name) const {
+  for (const KeySpec& k : keys_)
+    if (k.name == name) return &k;
+  return nullptr;
+}
+
+std::string DeckSchema::help_text() const {
+  std::ostringstream s;
+  std::string section;
+  for (const KeySpec& k : keys_) {
+    if (section_of(k.name) != section) {
+      section = section_of(k.name);
+      s << "\n[" << section << "]\n";
+    }
+    std::string range;
+    if (k.kind == KeyKind::choice) {
+      for (const auto& c : k.choices) range += (range.empty() ? "" : "|") + c;
+    } else if (k.kind == KeyKind::integer || k.kind == KeyKind::real) {
+      const bool lo = std::isfinite(k.min) && k.min > -9e18, hi = std::isfinite(k.max) && k.max < 9e18;
+      if (lo) range += (k.min_exclusive ? "> " : ">= ") + format_real(k.min);
+      if (lo && hi) range += ", ";
+      if (hi) range += "<= " + format_real(k.max);
+    } else if (k.kind == KeyKind::boolean) {
+      range = "true|false";
+    }
+    std::string key = k.name.substr(k.name.find('.') + 1) + " = " + (k.default_text.empty() ? "\"\"" : k.default_text);
+    s << "  " << std::left << std::setw(34) << key << " " << k.help;
+    if (!range.empty()) s << " (" << range << ")";
+    s << "\n";
+  }
+  return s.str();
+}
+
+Deck Deck::parse(const DeckSchema& schema, const std::string& deck_path, const std::vector<std::string>& overrides) {
+  Deck deck(schema);
+  const po::options_description desc = boost_options(schema);
+  std::map<std::string, std::string> from_file, from_line;
+  if (!deck_path.empty()) {
+    if (!std::filesystem::is_regular_file(deck_path))
+      throw InputError("deck file '" + deck_path + "' does not exist or is not a regular file");
+    std::ifstream in(deck_path);
+    if (!in) throw InputError("deck file '" + deck_path + "' cannot be read");
+    try {
+      store_parsed(po::parse_config_file(in, desc, false), from_file);
+    } catch (const po::unknown_option& e) {
+      throw InputError("deck '" + deck_path + "': unknown key '" + key_from_boost(e) + "'");
+    } catch (const po::invalid_config_file_syntax& e) {
+      throw InputError("deck '" + deck_path + "': " + e.what());
+    } catch (const po::error& e) {
+      throw InputError("deck '" + deck_path + "': " + e.what());
+    }
+  }
+  try {
+    std::vector<std::string> args(overrides.begin(), overrides.end());
+    const auto style = po::command_line_style::allow_long | po::command_line_style::long_allow_adjacent;
+    store_parsed(po::command_line_parser(args).options(desc).style(style).run(), from_line);
+  } catch (const po::unknown_option& e) {
+    throw InputError("unknown key '" + key_from_boost(e) + "' on the command line");
+  } catch (const po::error& e) {
+    throw InputError(std::string("command line: ") + e.what());
+  }
+  for (const KeySpec& k : schema.keys()) deck.values_[k.name] = k.default_text;
+  for (const auto& [k, v] : from_file) deck.values_[k] = v;
+  for (const auto& [k, v] : from_line) deck.values_[k] = v;
+  deck.validate();
+  return deck;
+}
+
+Deck Deck::from_text(const DeckSchema& schema, const std::string& text, const std::string& origin) {
+  Deck deck(schema);
+  const po::options_description desc = boost_options(schema);
+  std::istringstream in(text);
+  std::map<std::string, std::string> values;
+  try {
+    store_parsed(po::parse_config_file(in, desc, false), values);
+  } catch (const po::error& e) {
+    throw InputError("deck stored in '" + origin + "' does not fit this version: " + e.what());
+  }
+  for (const KeySpec& k : schema.keys()) deck.values_[k.name] = k.default_text;
+  for (const auto& [k, v] : values) deck.values_[k] = v;
+  deck.validate();
+  return deck;
+}
+
+void Deck::validate() {
+  // Values are rewritten in canonical form so that '1' and '1.0' compare equal on restart.
+  for (const KeySpec& k : schema_->keys()) {
+    const std::string v = raw(k.name);
+    const std::string where = "deck key '" + k.name + "' = '" + v + "'";
+    double x = 0;
+    switch (k.kind) {
+      case KeyKind::integer: {
+        std::int64_t i = 0;
+        if (!parse_int(v, i)) throw InputError(where + ": not an integer");
+        x = static_cast<double>(i);
+        values_[k.name] = std::to_string(i);
+        break;
+      }
+      case KeyKind::real:
+        if (!parse_real(v, x)) throw InputError(where + ": not a finite real number");
+        values_[k.name] = format_real(x);
+        break;
+      case KeyKind::boolean: {
+        bool b = false;
+        if (!parse_bool(v, b)) throw InputError(where + ": not a boolean (true/false)");
+        values_[k.name] = b ? "true" : "false";
+        continue;
+      }
+      case KeyKind::choice: {
+        bool found = false;
+        std::string list;
+        for (const auto& c : k.choices) found |= (c == v), list += (list.empty() ? "" : ", ") + c;
+        if (!found) throw InputError(where + ": unknown value (choose one of " + list + ")");
+        continue;
+      }
+      case KeyKind::text:
+        continue;
+    }
+    if (k.min_exclusive ? !(x > k.min) : !(x >= k.min))
+      throw InputError(where + ": out of range (must be " + (k.min_exclusive ? "> " : ">= ") + format_real(k.min) + ")");
+    if (!(x <= k.max)) throw InputError(where + ": out of range (must be <= " + format_real(k.max) + ")");
+  }
+}
+
+const std::string& Deck::raw(const std::string& name) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) throw SystemError("deck key not in schema: " + name);
+  return it->second;
+}
+
+std::int64_t Deck::get_int(const std::string& name) const {
+  std::int64_t i = 0;
+  if (!parse_int(raw(name), i)) throw InputError("deck key '" + name + "': not an integer");
+  return i;
+}
+
+double Deck::get_real(const std::string& name) const {
+  double x = 0;
+  if (!parse_real(raw(name), x)) throw InputError("deck key '" + name + "': not a real number");
+  return x;
+}
+
+bool Deck::get_bool(const std::string& name) const {
+  bool b = false;
+  if (!parse_bool(raw(name), b)) throw InputError("deck key '" + name + "': not a boolean");
+  return b;
+}
+
+const std::string& Deck::get_text(const std::string& name) const { return raw(name); }
+
+std::string Deck::resolved_text() const {
+  std::ostringstream s;
+  std::string section;
+  for (const KeySpec& k : schema_->keys()) {
+    if (section_of(k.name) != section) {
+      section = section_of(k.name);
+      s << (s.tellp() > 0 ? "\n" : "") << "[" << section << "]\n";
+    }
+    s << k.name.substr(k.name.find('.') + 1) << " = " << raw(k.name) << "\n";
+  }
+  return s.str();
+}
+
+std::vector<std::string> Deck::differences(const Deck& other) const {
+  std::vector<std::string> keys;
+  for (const KeySpec& k : schema_->keys())
+    if (!k.run_control && raw(k.name) != other.raw(k.name)) keys.push_back(k.name);
+  return keys;
+}
+
+}  // namespace tokdyn

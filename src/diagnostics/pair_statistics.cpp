@@ -1,0 +1,93 @@
+#include "tokdyn/diagnostics/pair_statistics.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "tokdyn/core/blas.hpp"
+#include "tokdyn/core/error.hpp"
+
+namespace tokdyn {
+
+PairStatisticsPass::PairStatisticsPass(MPI_Comm comm, const Partition& partition, int d, double beta, int bins,
+                                       int tile)
+    : comm_(comm), ring_(comm, partition, d), d_(d), bins_(bins), tile_(tile), beta_(beta) {
+  int rank = 0;
+  TOKDYN_MPI_CHECK(MPI_Comm_rank(comm_, &rank));
+  n_local_ = partition.count(rank);
+  local_begin_ = partition.begin(rank);
+  gram_.resize(static_cast<std::size_t>(tile_) * tile_);
+  counts_.resize(bins_);
+}
+
+std::vector<double> PairStatisticsPass::bin_edges() const {
+  std::vector<double> e(bins_ + 1);
+  for (int b = 0; b <= bins_; ++b) e[b] = -1.0 + 2.0 * b / bins_;
+  return e;
+}
+
+PairStatistics PairStatisticsPass::compute(const double* x) {
+  energy_sum_ = cosine_sum_ = 0;
+  cosine_min_ = std::numeric_limits<double>::infinity();
+  std::fill(counts_.begin(), counts_.end(), 0);
+  ring_.run(x, [&](const double* block, std::int64_t rows, std::int64_t begin) { visit(x, block, rows, begin); });
+
+  // Diagonal terms of E_beta (zero up to round-off for unit tokens) and the local sum of x.
+  double diagonal = 0;
+  std::vector<double> sum_x(d_, 0.0);
+  for (std::int64_t i = 0; i < n_local_; ++i) {
+    double sq = 0;
+    for (int a = 0; a < d_; ++a) sq += x[i * d_ + a] * x[i * d_ + a], sum_x[a] += x[i * d_ + a];
+    diagonal += -std::exp(beta_) * std::expm1(beta_ * (sq - 1));
+  }
+  double sums[3] = {energy_sum_, cosine_sum_, diagonal}, total[3];
+  TOKDYN_MPI_CHECK(MPI_Allreduce(sums, total, 3, MPI_DOUBLE, MPI_SUM, comm_));
+  std::vector<double> mean_x(d_);
+  TOKDYN_MPI_CHECK(MPI_Allreduce(sum_x.data(), mean_x.data(), d_, MPI_DOUBLE, MPI_SUM, comm_));
+  double min_cos = 0;
+  TOKDYN_MPI_CHECK(MPI_Allreduce(&cosine_min_, &min_cos, 1, MPI_DOUBLE, MPI_MIN, comm_));
+  PairStatistics out;
+  out.histogram.resize(bins_);
+  TOKDYN_MPI_CHECK(MPI_Allreduce(counts_.data(), out.histogram.data(), bins_, MPI_INT64_T, MPI_SUM, comm_));
+
+  const double n = static_cast<double>(ring_.partition().n_global);
+  const double pairs = n * (n - 1) / 2;
+  out.energy = (2 * total[0] + total[2]) / (2 * n * n);
+  double norm2 = 0;
+  for (double& m : mean_x) m /= n, norm2 += m * m;
+  out.order_parameter = std::sqrt(norm2);
+  out.mean_cosine = pairs > 0 ? total[1] / pairs : std::numeric_limits<double>::quiet_NaN();
+  out.min_cosine = pairs > 0 ? min_cos : std::numeric_limits<double>::quiet_NaN();
+  return out;
+}
+
+void PairStatisticsPass::visit(const double* x, const double* block, std::int64_t rows, std::int64_t block_begin) {
+  const double e_beta = std::exp(beta_);
+  for (std::int64_t i0 = 0; i0 < n_local_; i0 += tile_) {
+    const int bi = static_cast<int>(std::min<std::int64_t>(tile_, n_local_ - i0));
+    const std::int64_t gi0 = local_begin_ + i0;
+    for (std::int64_t j0 = 0; j0 < rows; j0 += tile_) {
+      const int bj = static_cast<int>(std::min<std::int64_t>(tile_, rows - j0));
+      const std::int64_t gj0 = block_begin + j0;
+      if (gj0 + bj - 1 <= gi0) continue;  // tile lies wholly in j <= i: only pairs i < j are counted
+      double* g = gram_.data();           // [bi, bj] = x_i . x_j
+      gemm_nt(bi, bj, d_, 1.0, x + i0 * d_, d_, block + j0 * d_, d_, 0.0, g, bj);
+      for (int i = 0; i < bi; ++i) {
+        const std::int64_t gi = gi0 + i;
+        const int j_first = static_cast<int>(std::clamp<std::int64_t>(gi + 1 - gj0, 0, bj));
+        const double* gr = g + static_cast<std::size_t>(i) * bj;
+        for (int j = j_first; j < bj; ++j) {
+          const double c = gr[j];
+          // e^beta - e^{beta c} = -e^beta expm1(beta (c - 1)): no cancellation near a cluster.
+          energy_sum_ += -e_beta * std::expm1(beta_ * (c - 1));
+          cosine_sum_ += c;
+          cosine_min_ = std::min(cosine_min_, c);
+          const int b = static_cast<int>(std::floor((c + 1) * 0.5 * bins_));
+          ++counts_[std::clamp(b, 0, bins_ - 1)];
+        }
+      }
+    }
+  }
+}
+
+}  // namespace tokdyn

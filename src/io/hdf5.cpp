@@ -1,0 +1,282 @@
+#include "tokdyn/io/hdf5.hpp"
+
+#include <filesystem>
+#include <sstream>
+
+#include "tokdyn/core/error.hpp"
+
+namespace tokdyn::h5 {
+namespace {
+
+herr_t collect_message(unsigned n, const H5E_error2_t* err, void* data) {
+  auto* text = static_cast<std::string*>(data);
+  if (err->desc && *err->desc) *text = err->desc;  // keep the innermost (last walked) description
+  return 0;
+}
+
+Handle vlen_string_type() {
+  Handle t = make_type_handle(TOKDYN_H5(H5Tcopy(H5T_C_S1)));
+  TOKDYN_H5(H5Tset_size(t, H5T_VARIABLE));
+  TOKDYN_H5(H5Tset_cset(t, H5T_CSET_UTF8));
+  return t;
+}
+
+Handle scalar_space() { return make_space_handle(TOKDYN_H5(H5Screate(H5S_SCALAR))); }
+
+Handle fresh_attribute(hid_t obj, const std::string& name, hid_t type) {
+  if (TOKDYN_H5(H5Aexists(obj, name.c_str())) > 0) TOKDYN_H5(H5Adelete(obj, name.c_str()));
+  Handle space = scalar_space();
+  return make_attr_handle(TOKDYN_H5(H5Acreate2(obj, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT)));
+}
+
+// Selects [begin, begin+count) of dimension 0 of `space` (row dims whole); count 0 selects nothing.
+void select_rows(hid_t space, hsize_t begin, hsize_t count, int skip_dims = 0, hsize_t row = 0) {
+  const int rank = TOKDYN_H5(H5Sget_simple_extent_ndims(space));
+  std::vector<hsize_t> d(rank);
+  TOKDYN_H5(H5Sget_simple_extent_dims(space, d.data(), nullptr));
+  if (count == 0) {
+    TOKDYN_H5(H5Sselect_none(space));
+    return;
+  }
+  std::vector<hsize_t> start(rank, 0), cnt(d);
+  if (skip_dims == 1) {  // a series row: fix dimension 0 at `row`
+    start[0] = row;
+    cnt[0] = 1;
+  }
+  if (skip_dims < rank) {
+    start[skip_dims] = begin;
+    cnt[skip_dims] = count;
+  }
+  TOKDYN_H5(H5Sselect_hyperslab(space, H5S_SELECT_SET, start.data(), nullptr, cnt.data(), nullptr));
+}
+
+// Collective read or write of rows [begin, begin+count) of dimension skip_dims (with dimension 0
+// fixed at `row` when skip_dims == 1, for series).
+void transfer_slab(hid_t dataset, hid_t mem_type, void* data, hsize_t begin, hsize_t count, bool write,
+                          int skip_dims, hsize_t row) {
+  std::vector<hsize_t> d = dims(dataset);
+  Handle file_space = make_space_handle(TOKDYN_H5(H5Dget_space(dataset)));
+  select_rows(file_space, begin, count, skip_dims, row);
+  std::vector<hsize_t> mem_dims(d.begin() + skip_dims, d.end());
+  const hsize_t one = 1;
+  if (!mem_dims.empty()) mem_dims[0] = count;
+  Handle mem_space = make_space_handle(
+      count && !mem_dims.empty() ? TOKDYN_H5(H5Screate_simple(static_cast<int>(mem_dims.size()), mem_dims.data(), nullptr))
+                                 : TOKDYN_H5(H5Screate_simple(1, &one, nullptr)));
+  if (!count) TOKDYN_H5(H5Sselect_none(mem_space));
+  Handle dxpl = collective_transfer();
+  if (write)
+    TOKDYN_H5(H5Dwrite(dataset, mem_type, mem_space, file_space, dxpl, data));
+  else
+    TOKDYN_H5(H5Dread(dataset, mem_type, mem_space, file_space, dxpl, data));
+}
+
+}  // namespace
+
+std::int64_t checked(std::int64_t value, const char* call, const char* file, int line) {
+  if (value >= 0) return value;
+  std::string message;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, collect_message, &message);
+  H5Eclear2(H5E_DEFAULT);
+  throw_system_error("HDF5", call, file, line, message);
+}
+
+void silence_errors() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+
+Handle& Handle::operator=(Handle&& o) noexcept {
+  if (this != &o) {
+    close();
+    id_ = o.id_;
+    closer_ = o.closer_;
+    o.id_ = -1;
+  }
+  return *this;
+}
+
+Handle::~Handle() { close(); }
+
+void Handle::close() {
+  if (id_ >= 0 && closer_) closer_(id_);  // destructor path: nothing useful to do on failure
+  id_ = -1;
+}
+
+Handle make_file_handle(hid_t id) { return Handle(id, H5Fclose); }
+Handle make_group_handle(hid_t id) { return Handle(id, H5Gclose); }
+Handle make_dataset_handle(hid_t id) { return Handle(id, H5Dclose); }
+Handle make_space_handle(hid_t id) { return Handle(id, H5Sclose); }
+Handle make_plist_handle(hid_t id) { return Handle(id, H5Pclose); }
+Handle make_type_handle(hid_t id) { return Handle(id, H5Tclose); }
+Handle make_attr_handle(hid_t id) { return Handle(id, H5Aclose); }
+
+static Handle mpio_access(MPI_Comm comm) {
+  Handle fapl = make_plist_handle(TOKDYN_H5(H5Pcreate(H5P_FILE_ACCESS)));
+  TOKDYN_H5(H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL));
+  // Collective metadata keeps every rank's view of attributes and extents identical.
+  TOKDYN_H5(H5Pset_all_coll_metadata_ops(fapl, true));
+  TOKDYN_H5(H5Pset_coll_metadata_write(fapl, true));
+  return fapl;
+}
+
+Handle create_file(const std::string& path, MPI_Comm comm) {
+  Handle fapl = mpio_access(comm);
+  return make_file_handle(TOKDYN_H5(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl)));
+}
+
+Handle open_file(const std::string& path, MPI_Comm comm, bool writable) {
+  Handle fapl = mpio_access(comm);
+  return make_file_handle(
+      TOKDYN_H5(H5Fopen(path.c_str(), writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, fapl)));
+}
+
+bool is_hdf5_file(const std::string& path) {
+  if (!std::filesystem::is_regular_file(path)) return false;
+  const htri_t r = H5Fis_hdf5(path.c_str());
+  H5Eclear2(H5E_DEFAULT);
+  return r > 0;
+}
+
+Handle collective_transfer() {
+  Handle dxpl = make_plist_handle(TOKDYN_H5(H5Pcreate(H5P_DATASET_XFER)));
+  TOKDYN_H5(H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE));
+  return dxpl;
+}
+
+Handle create_group(hid_t parent, const std::string& name) {
+  return make_group_handle(TOKDYN_H5(H5Gcreate2(parent, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)));
+}
+
+Handle open_group(hid_t parent, const std::string& name) {
+  return make_group_handle(TOKDYN_H5(H5Gopen2(parent, name.c_str(), H5P_DEFAULT)));
+}
+
+Handle open_dataset(hid_t parent, const std::string& name) {
+  return make_dataset_handle(TOKDYN_H5(H5Dopen2(parent, name.c_str(), H5P_DEFAULT)));
+}
+
+bool exists(hid_t parent, const std::string& path) {
+  // Walk the path one link at a time: H5Lexists fails on a missing intermediate group.
+  std::string prefix;
+  std::istringstream parts(path);
+  for (std::string part; std::getline(parts, part, '/');) {
+    if (part.empty()) continue;
+    prefix += (prefix.empty() ? "" : "/") + part;
+    const htri_t r = H5Lexists(parent, prefix.c_str(), H5P_DEFAULT);
+    H5Eclear2(H5E_DEFAULT);
+    if (r <= 0) return false;
+  }
+  return true;
+}
+
+void write_attribute(hid_t obj, const std::string& name, const std::string& value) {
+  Handle type = vlen_string_type();
+  Handle attr = fresh_attribute(obj, name, type);
+  const char* text = value.c_str();
+  TOKDYN_H5(H5Awrite(attr, type, &text));
+}
+
+void write_attribute(hid_t obj, const std::string& name, std::int64_t value) {
+  Handle attr = fresh_attribute(obj, name, H5T_STD_I64LE);
+  TOKDYN_H5(H5Awrite(attr, H5T_NATIVE_INT64, &value));
+}
+
+void write_attribute(hid_t obj, const std::string& name, double value) {
+  Handle attr = fresh_attribute(obj, name, H5T_IEEE_F64LE);
+  TOKDYN_H5(H5Awrite(attr, H5T_NATIVE_DOUBLE, &value));
+}
+
+bool has_attribute(hid_t obj, const std::string& name) { return TOKDYN_H5(H5Aexists(obj, name.c_str())) > 0; }
+
+std::string read_string_attribute(hid_t obj, const std::string& name) {
+  Handle attr = make_attr_handle(TOKDYN_H5(H5Aopen(obj, name.c_str(), H5P_DEFAULT)));
+  Handle file_type = make_type_handle(TOKDYN_H5(H5Aget_type(attr)));
+  if (TOKDYN_H5(H5Tget_class(file_type)) != H5T_STRING)
+    throw InputError("attribute '" + name + "' is not a string");
+  if (TOKDYN_H5(H5Tis_variable_str(file_type)) > 0) {
+    Handle type = vlen_string_type();
+    char* text = nullptr;
+    TOKDYN_H5(H5Aread(attr, type, &text));
+    std::string value = text ? text : "";
+    H5free_memory(text);
+    return value;
+  }
+  const std::size_t size = H5Tget_size(file_type);
+  Handle type = make_type_handle(TOKDYN_H5(H5Tcopy(H5T_C_S1)));
+  TOKDYN_H5(H5Tset_size(type, size + 1));
+  std::string value(size + 1, '\0');
+  TOKDYN_H5(H5Aread(attr, type, value.data()));
+  value.resize(value.find('\0') == std::string::npos ? size : value.find('\0'));
+  return value;
+}
+
+std::int64_t read_int_attribute(hid_t obj, const std::string& name) {
+  Handle attr = make_attr_handle(TOKDYN_H5(H5Aopen(obj, name.c_str(), H5P_DEFAULT)));
+  std::int64_t value = 0;
+  TOKDYN_H5(H5Aread(attr, H5T_NATIVE_INT64, &value));
+  return value;
+}
+
+double read_double_attribute(hid_t obj, const std::string& name) {
+  Handle attr = make_attr_handle(TOKDYN_H5(H5Aopen(obj, name.c_str(), H5P_DEFAULT)));
+  double value = 0;
+  TOKDYN_H5(H5Aread(attr, H5T_NATIVE_DOUBLE, &value));
+  return value;
+}
+
+std::vector<hsize_t> dims(hid_t dataset) {
+  Handle space = make_space_handle(TOKDYN_H5(H5Dget_space(dataset)));
+  const int rank = TOKDYN_H5(H5Sget_simple_extent_ndims(space));
+  std::vector<hsize_t> d(rank);
+  TOKDYN_H5(H5Sget_simple_extent_dims(space, d.data(), nullptr));
+  return d;
+}
+
+Handle create_series(hid_t parent, const std::string& name, hid_t type, const std::vector<hsize_t>& row_dims) {
+  std::vector<hsize_t> shape{0}, max_shape{H5S_UNLIMITED}, chunk{1};
+  for (hsize_t n : row_dims) shape.push_back(n), max_shape.push_back(n), chunk.push_back(n);
+  if (row_dims.empty()) chunk[0] = 256;  // scalar series: many rows per chunk
+  // HDF5 chunks are limited to 4 GiB: split huge rows along their first dimension.
+  const hsize_t element = H5Tget_size(type);
+  hsize_t bytes = element;
+  for (std::size_t i = 1; i < chunk.size(); ++i) bytes *= chunk[i];
+  while (chunk.size() > 1 && bytes > (hsize_t(1) << 30)) {
+    chunk[1] = (chunk[1] + 1) / 2;
+    bytes = (bytes + 1) / 2;
+  }
+  Handle space = make_space_handle(
+      TOKDYN_H5(H5Screate_simple(static_cast<int>(shape.size()), shape.data(), max_shape.data())));
+  Handle dcpl = make_plist_handle(TOKDYN_H5(H5Pcreate(H5P_DATASET_CREATE)));
+  TOKDYN_H5(H5Pset_chunk(dcpl, static_cast<int>(chunk.size()), chunk.data()));
+  return make_dataset_handle(
+      TOKDYN_H5(H5Dcreate2(parent, name.c_str(), type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT)));
+}
+
+void set_series_rows(hid_t dataset, hsize_t rows) {
+  std::vector<hsize_t> d = dims(dataset);
+  d[0] = rows;
+  TOKDYN_H5(H5Dset_extent(dataset, d.data()));
+}
+
+void write_series_row(hid_t dataset, hsize_t row, hid_t mem_type, const void* data, hsize_t begin, hsize_t count) {
+  if (dims(dataset)[0] < row + 1) set_series_rows(dataset, row + 1);
+  transfer_slab(dataset, mem_type, const_cast<void*>(data), begin, count, true, 1, row);
+}
+
+Handle create_dataset(hid_t parent, const std::string& name, hid_t type, const std::vector<hsize_t>& shape) {
+  Handle space = make_space_handle(TOKDYN_H5(H5Screate_simple(static_cast<int>(shape.size()), shape.data(), nullptr)));
+  return make_dataset_handle(
+      TOKDYN_H5(H5Dcreate2(parent, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)));
+}
+
+void write_slab(hid_t dataset, hid_t mem_type, const void* data, hsize_t begin, hsize_t count) {
+  transfer_slab(dataset, mem_type, const_cast<void*>(data), begin, count, true, 0, 0);
+}
+
+void read_slab(hid_t dataset, hid_t mem_type, void* data, hsize_t begin, hsize_t count) {
+  transfer_slab(dataset, mem_type, data, begin, count, false, 0, 0);
+}
+
+void read_series_slab(hid_t dataset, hsize_t row, hid_t mem_type, void* data, hsize_t begin, hsize_t count) {
+  transfer_slab(dataset, mem_type, data, begin, count, false, 1, row);
+}
+
+}  // namespace tokdyn::h5

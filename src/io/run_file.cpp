@@ -1,0 +1,142 @@
+#include "tokdyn/io/run_file.hpp"
+
+#include <ctime>
+
+#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/version.hpp"
+
+namespace tokdyn {
+
+std::string now_iso8601(MPI_Comm comm) {
+  char buf[32] = {0};
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S%z", &tm);
+  TOKDYN_MPI_CHECK(MPI_Bcast(buf, sizeof buf, MPI_CHAR, 0, comm));
+  return buf;
+}
+
+RunFile RunFile::create(const std::string& path, MPI_Comm comm, const RunInfo& info) {
+  RunFile f(comm);
+  TOKDYN_MPI_CHECK(MPI_Comm_rank(comm, &f.rank_));
+  int ranks = 1;
+  TOKDYN_MPI_CHECK(MPI_Comm_size(comm, &ranks));
+  f.file_ = h5::create_file(path, comm);
+  h5::write_attribute(f.file_, "tokdyn_version", std::string(version_string()));
+  h5::write_attribute(f.file_, "git_revision", std::string(git_revision()));
+  h5::write_attribute(f.file_, "command", info.command);
+  h5::write_attribute(f.file_, "deck", info.deck_text);
+  h5::write_attribute(f.file_, "seed", static_cast<std::int64_t>(info.seed));
+  h5::write_attribute(f.file_, "ranks", static_cast<std::int64_t>(ranks));
+  h5::write_attribute(f.file_, "start_time", now_iso8601(comm));
+  h5::write_attribute(f.file_, "end_time", std::string());
+  h5::write_attribute(f.file_, "status", std::string("running"));
+  f.tokens_ = h5::create_group(f.file_, "tokens");
+  f.diagnostics_ = h5::create_group(f.file_, "diagnostics");
+  f.snap_x_ = h5::create_series(f.tokens_, "X", H5T_IEEE_F64LE, {hsize_t(info.n), hsize_t(info.d)});
+  f.snap_layer_ = h5::create_series(f.tokens_, "layer", H5T_STD_I64LE, {});
+  f.snap_time_ = h5::create_series(f.tokens_, "time", H5T_IEEE_F64LE, {});
+  f.series("layer", H5T_STD_I64LE, {});
+  f.series("time", H5T_IEEE_F64LE, {});
+  return f;
+}
+
+RunFile RunFile::reopen(const std::string& path, MPI_Comm comm, hsize_t diagnostics_rows, hsize_t snapshot_rows) {
+  if (!h5::is_hdf5_file(path))
+    throw InputError("run file '" + path + "' of the checkpoint is missing or unreadable");
+  RunFile f(comm);
+  TOKDYN_MPI_CHECK(MPI_Comm_rank(comm, &f.rank_));
+  f.file_ = h5::open_file(path, comm, true);
+  f.tokens_ = h5::open_group(f.file_, "tokens");
+  f.diagnostics_ = h5::open_group(f.file_, "diagnostics");
+  f.snap_x_ = h5::open_dataset(f.tokens_, "X");
+  f.snap_layer_ = h5::open_dataset(f.tokens_, "layer");
+  f.snap_time_ = h5::open_dataset(f.tokens_, "time");
+  if (h5::dims(f.snap_layer_)[0] < snapshot_rows)
+    throw InputError("run file '" + path + "' holds fewer snapshots than its checkpoint recorded");
+  for (hid_t d : {f.snap_x_.id(), f.snap_layer_.id(), f.snap_time_.id()}) h5::set_series_rows(d, snapshot_rows);
+  f.snapshot_rows_ = snapshot_rows;
+  // Every 1-D or 2-D series of /diagnostics whose first dimension counts rows; constants stay.
+  H5G_info_t info;
+  TOKDYN_H5(H5Gget_info(f.diagnostics_, &info));
+  for (hsize_t i = 0; i < info.nlinks; ++i) {
+    char name[256];
+    TOKDYN_H5(H5Lget_name_by_idx(f.diagnostics_, ".", H5_INDEX_NAME, H5_ITER_INC, i, name, sizeof name, H5P_DEFAULT));
+    h5::Handle d = h5::open_dataset(f.diagnostics_, name);
+    if (h5::has_attribute(d, "constant")) continue;
+    if (h5::dims(d)[0] < diagnostics_rows)
+      throw InputError("run file '" + path + "' holds fewer diagnostics rows than its checkpoint recorded");
+    h5::set_series_rows(d, diagnostics_rows);
+    f.series_[name] = std::move(d);
+  }
+  f.diagnostics_rows_ = diagnostics_rows;
+  f.set_status("running");
+  return f;
+}
+
+hid_t RunFile::series(const std::string& name, hid_t type, const std::vector<hsize_t>& row_dims) {
+  auto it = series_.find(name);
+  if (it != series_.end()) return it->second;
+  h5::Handle d = h5::create_series(diagnostics_, name, type, row_dims);
+  if (diagnostics_rows_ > 0) h5::set_series_rows(d, diagnostics_rows_);  // a late observable: earlier rows are fill
+  return series_.emplace(name, std::move(d)).first->second;
+}
+
+void RunFile::write_diagnostics(const DiagnosticsRow& row) {
+  const hsize_t r = diagnostics_rows_;
+  const hsize_t mine = rank_ == 0 ? 1 : 0;  // one writer per value, every rank in the collective call
+  h5::write_series_row(series("layer", H5T_STD_I64LE, {}), r, H5T_NATIVE_INT64, &row.layer, 0, mine);
+  h5::write_series_row(series("time", H5T_IEEE_F64LE, {}), r, H5T_NATIVE_DOUBLE, &row.time, 0, mine);
+  for (const auto& [name, value] : row.scalars)
+    h5::write_series_row(series(name, H5T_IEEE_F64LE, {}), r, H5T_NATIVE_DOUBLE, &value, 0, mine);
+  for (const auto& [name, counts] : row.counts) {
+    const hsize_t bins = counts.size();
+    h5::write_series_row(series(name, H5T_STD_I64LE, {bins}), r, H5T_NATIVE_INT64, counts.data(), 0,
+                         mine ? bins : 0);
+  }
+  diagnostics_rows_ = r + 1;
+}
+
+void RunFile::write_snapshot(std::int64_t layer, double time, const double* x_local, std::int64_t begin,
+                             std::int64_t count) {
+  const hsize_t r = snapshot_rows_, mine = rank_ == 0 ? 1 : 0;
+  h5::write_series_row(snap_x_, r, H5T_NATIVE_DOUBLE, x_local, begin, count);
+  h5::write_series_row(snap_layer_, r, H5T_NATIVE_INT64, &layer, 0, mine);
+  h5::write_series_row(snap_time_, r, H5T_NATIVE_DOUBLE, &time, 0, mine);
+  snapshot_rows_ = r + 1;
+}
+
+void RunFile::write_diagnostics_constant(const std::string& name, const std::vector<double>& values) {
+  h5::Handle d = h5::create_dataset(diagnostics_, name, H5T_IEEE_F64LE, {hsize_t(values.size())});
+  h5::write_slab(d, H5T_NATIVE_DOUBLE, values.data(), 0, rank_ == 0 ? values.size() : 0);
+  h5::write_attribute(d, "constant", std::int64_t(1));
+}
+
+void RunFile::set_diagnostics_attribute(const std::string& name, double value) {
+  h5::write_attribute(diagnostics_, name, value);
+}
+
+void RunFile::set_status(const std::string& status) {
+  h5::write_attribute(file_, "status", status);
+  h5::write_attribute(file_, "end_time", status == "running" ? std::string() : now_iso8601(comm_));
+}
+
+void RunFile::set_attribute(const std::string& name, const std::string& value) {
+  h5::write_attribute(file_, name, value);
+}
+
+void RunFile::flush() { TOKDYN_H5(H5Fflush(file_, H5F_SCOPE_GLOBAL)); }
+
+void RunFile::close() {
+  // Children before the file: reverse order of creation.
+  series_.clear();
+  snap_time_.close();
+  snap_layer_.close();
+  snap_x_.close();
+  diagnostics_.close();
+  tokens_.close();
+  file_.close();
+}
+
+}  // namespace tokdyn

@@ -1,0 +1,50 @@
+#include "tokdyn/io/token_file.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "tokdyn/core/error.hpp"
+#include "tokdyn/io/hdf5.hpp"
+#include "tokdyn/sphere/sphere.hpp"
+
+namespace tokdyn {
+
+double read_initial_tokens(const std::string& path, const std::string& dataset, MPI_Comm comm,
+                           const Partition& partition, int d, double* x_local) {
+  int rank = 0;
+  TOKDYN_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  int readable = h5::is_hdf5_file(path) ? 1 : 0;
+  TOKDYN_MPI_CHECK(MPI_Bcast(&readable, 1, MPI_INT, 0, comm));  // rank 0 decides for all
+  if (!readable) throw InputError("token file '" + path + "' is missing or not an HDF5 file");
+  h5::Handle file = h5::open_file(path, comm, false);
+  if (!h5::exists(file, dataset)) throw InputError("token file '" + path + "' has no dataset '" + dataset + "'");
+  h5::Handle data = h5::open_dataset(file, dataset);
+  h5::Handle type = h5::make_type_handle(TOKDYN_H5(H5Dget_type(data)));
+  if (TOKDYN_H5(H5Tget_class(type)) != H5T_FLOAT)
+    throw InputError("token file '" + path + "': dataset '" + dataset + "' is not floating point");
+  const auto shape = h5::dims(data);
+  if (shape.size() != 2 || shape[0] != hsize_t(partition.n_global) || shape[1] != hsize_t(d)) {
+    std::string got;
+    for (auto s : shape) got += (got.empty() ? "" : ",") + std::to_string(s);
+    throw InputError("token file '" + path + "': dataset '" + dataset + "' has shape [" + got + "], expected [" +
+                     std::to_string(partition.n_global) + "," + std::to_string(d) + "] (model.N, model.d)");
+  }
+  const std::int64_t n = partition.count(rank), begin = partition.begin(rank);
+  h5::read_slab(data, H5T_NATIVE_DOUBLE, x_local, begin, n);
+  double worst = 0;
+  std::int64_t bad_row = -1;
+  for (std::int64_t i = 0; i < n && bad_row < 0; ++i) {
+    double s = 0;
+    for (int a = 0; a < d; ++a) s += x_local[i * d + a] * x_local[i * d + a];
+    if (!std::isfinite(s) || s == 0) bad_row = begin + i;
+    worst = std::max(worst, std::abs(std::sqrt(s) - 1));
+  }
+  require_all(comm, bad_row < 0,
+              "token file '" + path + "': row " + std::to_string(bad_row) + " is zero or holds NaN/Inf");
+  normalize_rows(x_local, n, d);
+  double all_worst = 0;
+  TOKDYN_MPI_CHECK(MPI_Allreduce(&worst, &all_worst, 1, MPI_DOUBLE, MPI_MAX, comm));
+  return all_worst;
+}
+
+}  // namespace tokdyn

@@ -1,0 +1,75 @@
+#include "tokdyn/noise/random_mlp.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "tokdyn/core/blas.hpp"
+#include "tokdyn/core/deck.hpp"
+#include "tokdyn/core/random.hpp"
+
+namespace tokdyn {
+namespace {
+constexpr std::int64_t kChunk = 256;  // token rows per hidden-layer chunk
+}
+
+void add_mlp_keys(DeckSchema& s) {
+  s.add_bool("mlp.enabled", true, "apply the random-MLP sub-step (the common noise)");
+  s.add_int("mlp.width", 2048, "MLP width m", 1, 1 << 24);
+  s.add_choice("mlp.activation", "relu", activation_names(), "activation sigma");
+  s.add_real("mlp.sigma_u", 0.0, "standard deviation sigma_U of the hidden bias b_U", 0.0);
+  s.add_real("mlp.sigma_w", 0.0, "standard deviation sigma_W of the output bias b_W", 0.0);
+}
+
+MlpParams mlp_params_from_deck(const Deck& deck) {
+  MlpParams p;
+  p.width = deck.get_int("mlp.width");
+  p.activation = deck.get_text("mlp.activation");
+  p.sigma_u = deck.get_real("mlp.sigma_u");
+  p.sigma_w = deck.get_real("mlp.sigma_w");
+  p.seed = static_cast<std::uint64_t>(deck.get_int("run.seed"));
+  return p;
+}
+
+RandomMlp::RandomMlp(const MlpParams& params, int d) : params_(params), act_(&activation(params.activation)), d_(d) {
+  const std::size_t m = params_.width;
+  u_.resize(m * d);
+  w_.resize(m * d);
+  bias_u_.resize(m);
+  bias_w_.resize(d);
+  hidden_.resize(static_cast<std::size_t>(kChunk) * m);
+}
+
+void RandomMlp::draw(std::int64_t layer) {
+  const std::int64_t m = params_.width;
+  const std::uint64_t step = static_cast<std::uint64_t>(layer);
+  const RandomStream su(params_.seed, Purpose::mlp_u), sw(params_.seed, Purpose::mlp_w),
+      sbu(params_.seed, Purpose::mlp_bias_u), sbw(params_.seed, Purpose::mlp_bias_w);
+  std::vector<double> column(d_);
+  for (std::int64_t r = 0; r < m; ++r) {
+    su.normals(step, r, u_.data() + r * d_, d_);  // row r of U
+    sw.normals(step, r, column.data(), d_);       // column r of W
+    for (int a = 0; a < d_; ++a) w_[a * m + r] = column[a];
+    bias_u_[r] = params_.sigma_u * sbu.normal4(step, r, 0)[0];
+  }
+  sbw.normals(step, 0, bias_w_.data(), d_);
+  for (double& b : bias_w_) b *= params_.sigma_w;
+}
+
+void RandomMlp::apply(const double* y, std::int64_t n, double* g) {
+  const int m = static_cast<int>(params_.width);
+  const double in_scale = 1.0 / std::sqrt(static_cast<double>(d_)), out_scale = 1.0 / std::sqrt(static_cast<double>(m));
+  for (std::int64_t i0 = 0; i0 < n; i0 += kChunk) {
+    const int rows = static_cast<int>(std::min(kChunk, n - i0));
+    double* h = hidden_.data();  // [rows, m]
+    gemm_nt(rows, m, d_, in_scale, y + i0 * d_, d_, u_.data(), d_, 0.0, h, m);  // U y / sqrt d
+    for (int i = 0; i < rows; ++i) {
+      double* hi = h + static_cast<std::size_t>(i) * m;
+      for (int r = 0; r < m; ++r) hi[r] = act_->value(hi[r] + bias_u_[r]);
+    }
+    double* gi = g + i0 * d_;  // [rows, d]
+    for (int i = 0; i < rows; ++i) std::copy(bias_w_.begin(), bias_w_.end(), gi + static_cast<std::size_t>(i) * d_);
+    gemm_nt(rows, d_, m, out_scale, h, m, w_.data(), m, 1.0, gi, d_);  // + W sigma(.) / sqrt m
+  }
+}
+
+}  // namespace tokdyn
