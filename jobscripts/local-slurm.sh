@@ -32,7 +32,7 @@ die() { log "ERROR: $*"; exit 1; }
 
 need_root() {
   [ "$(id -u)" -eq 0 ] || die "must run as root (slurmd runs as root here)"
-  for exe in munged mungekey munge unmunge slurmctld slurmd sinfo scontrol; do
+  for exe in munged munge unmunge slurmctld slurmd sinfo scontrol runuser setsid flock; do
     command -v "$exe" >/dev/null || die "$exe not found; run jobscripts/install-deps-debian.sh"
   done
 }
@@ -107,8 +107,9 @@ gen_conf() {
   local host node_line mem cpus
   host=$(short_host)
   # slurmd -C prints e.g. "NodeName=vm CPUs=2 Boards=1 SocketsPerBoard=1 CoresPerSocket=2
-  # ThreadsPerCore=1 RealMemory=24105"; keep the topology and trim memory, because slurmd
-  # drains a node that reports less memory than configured (free memory fluctuates a little).
+  # ThreadsPerCore=1 RealMemory=24105"; keep the topology and configure 5 % less memory: a node
+  # that registers with less memory than configured is drained ("Low RealMemory"), and what
+  # slurmd measures can drop slightly (kernel reservations, VM ballooning).
   node_line=$(slurmd -C 2>/dev/null | head -n 1)
   [ -n "$node_line" ] || die "slurmd -C printed nothing"
   mem=$(sed -n 's/.*RealMemory=\([0-9]*\).*/\1/p' <<<"$node_line")
@@ -130,6 +131,8 @@ SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
 CredType=cred/munge
+# A requeued job (scontrol requeue) may start again only cred_expire+1 s later: 120 s by default.
+AuthInfo=cred_expire=20
 # No systemd/cgroup v2 delegation in containers: track processes by parent pid, no task binding.
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none

@@ -6,6 +6,7 @@
 
 #include "tokdyn/core/blas.hpp"
 #include "tokdyn/core/error.hpp"
+#include "tokdyn/attention/softmax_kernels.hpp"
 
 namespace tokdyn {
 
@@ -55,8 +56,7 @@ void RingAttention::visit(const double* block, std::int64_t rows) {
         double* acc = acc_.data() + (i0 + i) * dd;
         double& m = max_[i0 + i];
         double& l = sum_[i0 + i];
-        double tile_max = si[0];
-        for (int j = 1; j < bk; ++j) tile_max = std::max(tile_max, si[j]);
+        const double tile_max = row_max(si, bk);
         if (tile_max > m) {
           // Rescale what was accumulated under the old maximum (exp(-inf) = 0 on the first tile).
           const double scale = std::exp(m - tile_max);
@@ -64,12 +64,7 @@ void RingAttention::visit(const double* block, std::int64_t rows) {
           for (int a = 0; a < dd; ++a) acc[a] *= scale;
           m = tile_max;
         }
-        double row_sum = 0;
-        for (int j = 0; j < bk; ++j) {
-          si[j] = std::exp(si[j] - m);
-          row_sum += si[j];
-        }
-        l += row_sum;
+        l += shifted_exp_sum(si, bk, m);
       }
       // acc[i0:i0+bq] += weights [bq, bk] * values [bk, d]
       gemm_nn(bq, dd, bk, 1.0, s, bk, values, width, 1.0, acc_.data() + i0 * dd, dd);

@@ -68,7 +68,7 @@ po::options_description boost_options(const DeckSchema& schema) {
 std::string key_from_boost(const po::error_with_option_name& e) {
   std::string name = e.get_option_name();
   while (!name.empty() && name.front() == '-') name.erase(name.begin());
-  return name;
+  return name.substr(0, name.find('='));
 }
 
 void store_parsed(const po::basic_parsed_options<char>& parsed, std::map<std::string, std::string>& values) {

@@ -10,7 +10,7 @@ namespace {
 
 constexpr double kPi = 3.14159265358979323846;
 constexpr double kCut = 10.0;  // |z| > 10 carries Gaussian mass < 2e-23
-constexpr int kPanels = 40;    // per half-line
+constexpr double kPanelWidth = 0.25;  // widest panel
 constexpr int kOrder = 16;     // Gauss-Legendre points per panel
 
 struct Rule {
@@ -44,34 +44,39 @@ const Rule& legendre() {
   return rule;
 }
 
-// Nodes z and weights w (density included) for E[f(Z)], Z ~ N(0,1), with an extra breakpoint.
-void gaussian_nodes(double breakpoint, std::vector<double>& z, std::vector<double>& w) {
-  std::vector<double> cuts{-kCut, 0.0, kCut};
-  if (std::abs(breakpoint) < kCut && breakpoint != 0.0) cuts.push_back(breakpoint);
+// Nodes z and weights w (density included) for E[f(Z)], Z ~ N(0,1), on [-kCut, kCut] cut at the given
+// breakpoints; panels are at most kPanelWidth wide.
+void gaussian_nodes(std::vector<double> cuts, std::vector<double>& z, std::vector<double>& w) {
+  cuts.push_back(-kCut);
+  cuts.push_back(kCut);
   std::sort(cuts.begin(), cuts.end());
   const Rule& g = legendre();
   z.clear();
   w.clear();
   for (std::size_t c = 0; c + 1 < cuts.size(); ++c) {
-    const double h = (cuts[c + 1] - cuts[c]) / kPanels;
-    for (int p = 0; p < kPanels; ++p) {
-      const double a = cuts[c] + p * h;
+    const double a = std::max(cuts[c], -kCut), b = std::min(cuts[c + 1], kCut);
+    if (!(b > a)) continue;
+    const int panels = std::max(1, static_cast<int>(std::ceil((b - a) / kPanelWidth)));
+    const double h = (b - a) / panels;
+    for (int p = 0; p < panels; ++p)
       for (int k = 0; k < kOrder; ++k) {
-        const double t = a + 0.5 * h * (g.x[k] + 1);
+        const double t = a + p * h + 0.5 * h * (g.x[k] + 1);
         z.push_back(t);
         w.push_back(0.5 * h * g.w[k] * std::exp(-0.5 * t * t) / std::sqrt(2 * kPi));
       }
-    }
   }
 }
 
-// E[f(s Z1) g(s (r Z1 + q Z2))], q = sqrt(1 - r^2): the inner integral gets a breakpoint where the
-// second argument crosses zero, so kinked activations (ReLU) integrate to round-off.
+// E[f(s Z1) g(s (r Z1 + q Z2))], q = sqrt(1 - r^2). The inner integral is cut where the second argument
+// crosses zero, so kinked activations (ReLU) integrate to round-off; as a function of z1 it changes on the
+// scale q near z1 = 0, so the outer mesh is graded there (breakpoints +-q 2^k).
 double correlated_expectation(double (*f)(double), double (*g)(double), double s, double r) {
   r = std::clamp(r, -1.0, 1.0);
   const double q = std::sqrt(std::max(0.0, 1 - r * r));
+  std::vector<double> outer_cuts{0.0};
+  for (double c = q; c > 0 && c < kCut; c *= 2) outer_cuts.push_back(c), outer_cuts.push_back(-c);
   std::vector<double> z1, w1, z2, w2;
-  gaussian_nodes(0.0, z1, w1);
+  gaussian_nodes(outer_cuts, z1, w1);
   double total = 0;
   for (std::size_t i = 0; i < z1.size(); ++i) {
     const double fi = f(s * z1[i]);
@@ -80,7 +85,7 @@ double correlated_expectation(double (*f)(double), double (*g)(double), double s
     if (q < 1e-14) {
       inner = g(s * r * z1[i]);
     } else {
-      gaussian_nodes(-r * z1[i] / q, z2, w2);
+      gaussian_nodes({0.0, -r * z1[i] / q}, z2, w2);
       inner = 0;
       for (std::size_t j = 0; j < z2.size(); ++j) inner += w2[j] * g(s * (r * z1[i] + q * z2[j]));
     }

@@ -1,0 +1,47 @@
+#include "tokdyn/attention/softmax_kernels.hpp"
+
+#include "tokdyn/core/fast_exp.hpp"
+
+// Compiled for several x86 vector widths, chosen at load time. FP contraction is off (CMakeLists.txt)
+// and the summation order is fixed in the source, so every variant gives the same bits.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define TOKDYN_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define TOKDYN_VECTOR_CLONES
+#endif
+
+namespace tokdyn {
+namespace {
+constexpr int kLanes = 8;
+}
+
+TOKDYN_VECTOR_CLONES double row_max(const double* s, int n) {
+  double lane[kLanes];
+  for (int k = 0; k < kLanes; ++k) lane[k] = s[0];
+  int j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (int k = 0; k < kLanes; ++k) lane[k] = s[j + k] > lane[k] ? s[j + k] : lane[k];
+  double m = lane[0];
+  for (int k = 1; k < kLanes; ++k) m = lane[k] > m ? lane[k] : m;
+  for (; j < n; ++j) m = s[j] > m ? s[j] : m;
+  return m;
+}
+
+TOKDYN_VECTOR_CLONES double shifted_exp_sum(double* s, int n, double m) {
+  double lane[kLanes] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (int k = 0; k < kLanes; ++k) {
+      s[j + k] = exp_nonpositive(s[j + k] - m);
+      lane[k] += s[j + k];
+    }
+  double sum = 0;
+  for (; j < n; ++j) {
+    s[j] = exp_nonpositive(s[j] - m);
+    sum += s[j];
+  }
+  for (int k = 0; k < kLanes; ++k) sum += lane[k];
+  return sum;
+}
+
+}  // namespace tokdyn

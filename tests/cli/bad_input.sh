@@ -1,0 +1,59 @@
+# Every kind of bad input stops every rank with exit code 2 and one line naming the problem,
+# leaving no file that claims status complete.
+source "$(dirname "$0")/common.sh"
+base=(transformer --model.L=5 --run.progress_interval=100)
+
+expect_error 2 "unknown key 'model.foo'" "${base[@]}" --model.foo=1
+printf '[model]\nN = 8\n[mlp]\nwidht = 3\n' > typo.ini
+expect_error 2 "deck 'typo.ini': unknown key 'mlp.widht'" transformer typo.ini
+expect_error 2 "'model.N' = 'abc': not an integer" "${base[@]}" --model.N=abc
+expect_error 2 "'model.T' = 'fast': not a finite real number" "${base[@]}" --model.T=fast
+expect_error 2 "'model.N' = '0': out of range" "${base[@]}" --model.N=0
+expect_error 2 "'model.d' = '1': out of range" "${base[@]}" --model.d=1
+expect_error 2 "'model.L' = '0': out of range" "${base[@]}" --model.L=0
+expect_error 2 "'model.T' = '0': out of range \(must be > 0\)" "${base[@]}" --model.T=0
+expect_error 2 "'model.T' = '-1': out of range" "${base[@]}" --model.T=-1
+expect_error 2 "'mlp.width' = '0': out of range" "${base[@]}" --mlp.width=0
+expect_error 2 "'mlp.activation' = 'cubic': unknown value" "${base[@]}" --mlp.activation=cubic
+expect_error 2 "'attention.style' = 'linear': unknown value" "${base[@]}" --attention.style=linear
+expect_error 2 "deck file 'missing.ini' does not exist" transformer missing.ini
+printf '[model]\nN 8\n' > broken.ini
+expect_error 2 "deck 'broken.ini'" transformer broken.ini
+expect_error 2 "unknown command 'transformr'" transformr
+expect_error 2 "unknown option '--frobnicate'" transformer --frobnicate
+
+# Input files: missing, not HDF5, wrong dataset, wrong shape, NaN rows.
+expect_error 2 "token file 'none.h5' is missing or not an HDF5 file" "${base[@]}" --tokens.init=file --tokens.file=none.h5
+echo "not hdf5" > text.h5
+expect_error 2 "token file 'text.h5' is missing or not an HDF5 file" "${base[@]}" --tokens.init=file --tokens.file=text.h5
+"$PYTHON" - <<'PY'
+import h5py, numpy as np
+with h5py.File("tokens.h5", "w") as f:
+    f["X"] = np.ones((64, 3))
+    f["Y"] = np.ones((64, 4))
+    f["Y"][5, 2] = np.nan
+with h5py.File("weights.h5", "w") as f:
+    f["Q"] = np.eye(4); f["K"] = np.eye(3)
+PY
+expect_error 2 "has no dataset 'Z'" "${base[@]}" --tokens.init=file --tokens.file=tokens.h5 --tokens.dataset=Z
+expect_error 2 "dataset 'X' has shape \[64,3\], expected \[64,4\]" "${base[@]}" --tokens.init=file --tokens.file=tokens.h5
+expect_error 2 "row 5 is zero or holds NaN" "${base[@]}" --tokens.init=file --tokens.file=tokens.h5 --tokens.dataset=Y
+expect_error 2 "dataset 'K' has shape \[3,3\], expected \[4,4\]" "${base[@]}" --attention.query=file --attention.key=file \
+  --attention.weights_file=weights.h5
+expect_error 2 "needs attention.weights_file" "${base[@]}" --attention.value=file
+expect_error 2 "checkpoint 'nockpt.h5' is missing" "${base[@]}" --restart nockpt.h5
+
+# An existing output is never replaced without --force.
+run 1 "${base[@]}" --run.output=keep.h5 > /dev/null
+cp keep.h5 keep.orig
+expect_error 2 "output 'keep.h5' exists \(pass --force" "${base[@]}" --run.output=keep.h5
+cmp keep.h5 keep.orig || fail "keep.h5 was modified"
+rm keep.h5 keep.orig
+
+# NaN appearing in the state (USA overflows at beta = 1000): failed, not complete.
+expect_error 3 "NaN or Inf in the token state after layer 1" "${base[@]}" --attention.style=unnormalized \
+  --attention.beta=1000 --mlp.enabled=false --run.output=nan.h5
+[ "$(status_of nan.h5.part)" = failed ] || fail "nan.h5.part should say failed"
+[ ! -e nan.h5 ] || fail "nan.h5 must not exist"
+no_complete_file
+echo "bad_input: all cases passed"

@@ -1,0 +1,85 @@
+// Deck parsing: INI + overrides, canonical values, every kind of bad input named in the message.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "tokdyn/core/deck.hpp"
+#include "tokdyn/core/error.hpp"
+
+using namespace tokdyn;
+
+namespace {
+DeckSchema schema() {
+  DeckSchema s;
+  s.add_int("model.N", 64, "tokens", 1);
+  s.add_real("model.T", 1.0, "horizon", 0.0, 1e9, true);
+  s.add_bool("mlp.enabled", true, "mlp on");
+  s.add_choice("mlp.activation", "relu", {"relu", "tanh"}, "sigma");
+  s.add_text("run.output", "run.h5", "file");
+  s.add_int("run.checkpoint_every", 0, "cadence", 0).run_control = true;
+  return s;
+}
+std::string write_deck(const std::string& name, const std::string& text) {
+  std::ofstream(name) << text;
+  return name;
+}
+std::string error_of(const DeckSchema& s, const std::string& path, std::vector<std::string> over) {
+  try {
+    Deck::parse(s, path, over);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST(Deck, DefaultsFileAndOverridesInOrderOfPrecedence) {
+  const DeckSchema s = schema();
+  const std::string path = write_deck("deck_ok.ini", "# comment\n[model]\nN = 128\nT = 2.5\n[mlp]\nactivation = tanh\n");
+  const Deck d = Deck::parse(s, path, {"--model.N=256", "--mlp.enabled=no"});
+  EXPECT_EQ(d.get_int("model.N"), 256);
+  EXPECT_DOUBLE_EQ(d.get_real("model.T"), 2.5);
+  EXPECT_FALSE(d.get_bool("mlp.enabled"));
+  EXPECT_EQ(d.get_text("mlp.activation"), "tanh");
+  EXPECT_EQ(d.get_text("run.output"), "run.h5");
+}
+
+TEST(Deck, ResolvedTextRoundTripsAndIsCanonical) {
+  const DeckSchema s = schema();
+  const Deck a = Deck::parse(s, "", {"--model.T=2.50", "--mlp.enabled=on", "--model.N=+7"});
+  const Deck b = Deck::from_text(s, a.resolved_text(), "test");
+  EXPECT_EQ(a.resolved_text(), b.resolved_text());
+  EXPECT_NE(a.resolved_text().find("T = 2.5\n"), std::string::npos);
+  EXPECT_NE(a.resolved_text().find("enabled = true\n"), std::string::npos);
+  EXPECT_TRUE(a.differences(b).empty());
+  const Deck c = Deck::parse(s, "", {"--model.T=2.5", "--run.checkpoint_every=5", "--model.N=7"});
+  EXPECT_TRUE(a.differences(c).empty());  // run-control keys may differ
+  const Deck e = Deck::parse(s, "", {"--model.N=8"});
+  ASSERT_FALSE(a.differences(e).empty());
+  EXPECT_EQ(a.differences(e).front(), "model.N");
+}
+
+TEST(Deck, UnknownKeysWrongTypesAndRanges) {
+  const DeckSchema s = schema();
+  EXPECT_NE(error_of(s, write_deck("deck_unknown.ini", "[model]\nM = 3\n"), {}).find("unknown key 'model.M'"),
+            std::string::npos);
+  EXPECT_NE(error_of(s, "", {"--model.foo=1"}).find("unknown key 'model.foo'"), std::string::npos);
+  EXPECT_NE(error_of(s, "", {"--model.N=abc"}).find("'model.N' = 'abc': not an integer"), std::string::npos);
+  EXPECT_NE(error_of(s, "", {"--model.N=1.5"}).find("not an integer"), std::string::npos);
+  EXPECT_NE(error_of(s, "", {"--model.N=0"}).find("'model.N' = '0': out of range (must be >= 1)"), std::string::npos);
+  EXPECT_NE(error_of(s, "", {"--model.T=0"}).find("out of range (must be > 0)"), std::string::npos);
+  EXPECT_NE(error_of(s, "", {"--model.T=nan"}).find("not a finite real number"), std::string::npos);
+  EXPECT_NE(error_of(s, "", {"--mlp.enabled=maybe"}).find("not a boolean"), std::string::npos);
+  EXPECT_NE(error_of(s, "", {"--mlp.activation=cubic"}).find("unknown value (choose one of relu, tanh)"),
+            std::string::npos);
+  EXPECT_NE(error_of(s, "no_such_deck.ini", {}).find("deck file 'no_such_deck.ini' does not exist"), std::string::npos);
+  EXPECT_NE(error_of(s, write_deck("deck_syntax.ini", "[model]\nthis line has no equals sign\n"), {}).find("deck_syntax.ini"),
+            std::string::npos);
+}
+
+TEST(Deck, HelpListsEveryKeyWithDefault) {
+  const std::string h = schema().help_text();
+  for (const char* k : {"N = 64", "T = 1", "enabled = true", "activation = relu", "output = run.h5", "[model]"})
+    EXPECT_NE(h.find(k), std::string::npos) << k;
+  EXPECT_NE(h.find("relu|tanh"), std::string::npos);
+}

@@ -1,0 +1,47 @@
+// The vectorisable exp of the softmax kernels against std::exp, and the row kernels against plain loops.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "tokdyn/attention/softmax_kernels.hpp"
+#include "tokdyn/core/fast_exp.hpp"
+#include "tokdyn/core/random.hpp"
+
+using namespace tokdyn;
+
+TEST(FastExp, WithinTwoUlpOfStdExpOnTheNonPositiveAxis) {
+  const RandomStream s(5, Purpose::test);
+  double worst = 0;
+  for (int i = 0; i < 200000; ++i) {
+    const double u = s.uniform4(0, i, 0)[0];
+    const double x = -708.0 * u * u;  // dense near 0, where softmax weights live
+    const double e = std::exp(x), f = exp_nonpositive(x);
+    const double ulp = std::nextafter(e, INFINITY) - e;
+    worst = std::max(worst, std::abs(f - e) / ulp);
+  }
+  EXPECT_LE(worst, 2.0);
+  EXPECT_EQ(exp_nonpositive(0.0), 1.0);
+  EXPECT_EQ(exp_nonpositive(-709.0), 0.0);
+  EXPECT_EQ(exp_nonpositive(-std::numeric_limits<double>::infinity()), 0.0);
+  EXPECT_TRUE(std::isnan(exp_nonpositive(std::numeric_limits<double>::quiet_NaN())));
+}
+
+TEST(SoftmaxKernels, RowMaxAndShiftedSumsMatchPlainLoops) {
+  const RandomStream s(6, Purpose::test);
+  for (int n : {1, 7, 8, 9, 64, 255}) {
+    std::vector<double> v(n);
+    s.normals(1, n, v.data(), n);
+    for (double& x : v) x *= 10;
+    double m = v[0];
+    for (double x : v) m = std::max(m, x);
+    EXPECT_EQ(row_max(v.data(), n), m);
+    double sum = 0;
+    std::vector<double> e(n);
+    for (int j = 0; j < n; ++j) e[j] = std::exp(v[j] - m), sum += e[j];
+    const double got = shifted_exp_sum(v.data(), n, m);
+    EXPECT_NEAR(got, sum, 1e-14 * sum);
+    for (int j = 0; j < n; ++j) EXPECT_NEAR(v[j], e[j], 4e-16 * e[j] + 1e-300);
+  }
+}
