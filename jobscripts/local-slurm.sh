@@ -8,8 +8,8 @@
 # Needs the Debian packages slurm-wlm and munge (jobscripts/install-deps-debian.sh) and root.
 # Environment knobs:
 #   LOCAL_SLURM_TIMEOUT   seconds to wait for the node to become idle (default 60)
-#   LOCAL_SLURM_CPUS      advertise this many CPUs instead of the real count, so tests can ask for
-#                         more tasks than cores (slurmd then needs SlurmdParameters=config_overrides)
+# More tasks than cores: `sbatch --ntasks=N --overcommit` (mpiexec -n N then needs no
+# --oversubscribe); the node keeps its real CPU count.
 set -euo pipefail
 
 CONF_DIR=/etc/slurm
@@ -32,7 +32,7 @@ die() { log "ERROR: $*"; exit 1; }
 
 need_root() {
   [ "$(id -u)" -eq 0 ] || die "must run as root (slurmd runs as root here)"
-  for exe in munged munge unmunge slurmctld slurmd sinfo scontrol runuser setsid flock; do
+  for exe in munged munge unmunge slurmctld slurmd sinfo squeue scontrol runuser setsid flock timeout; do
     command -v "$exe" >/dev/null || die "$exe not found; run jobscripts/install-deps-debian.sh"
   done
 }
@@ -40,10 +40,15 @@ need_root() {
 # Pids whose process name is exactly $1 (so 'slurmd' does not match 'slurmctld'). Reads /proc
 # itself: minimal Debian images have no procps (pgrep/pkill).
 pids_of() {
-  local d c out=""
+  local d c st out=""
   for d in /proc/[0-9]*; do
     { read -r c <"$d/comm"; } 2>/dev/null || continue
-    [ "$c" = "$1" ] && out+="${d#/proc/} "
+    [ "$c" = "$1" ] || continue
+    # Skip zombies: a killed daemon lingers as one until PID 1 (not always a real init) reaps it.
+    { read -r st <"$d/stat"; } 2>/dev/null || continue
+    st=${st##*) }
+    [ "${st%% *}" = Z ] && continue
+    out+="${d#/proc/} "
   done
   printf '%s' "$out"
 }
@@ -86,25 +91,38 @@ start_munge() {
   chown munge:munge /etc/munge/munge.key
   chmod 0400 /etc/munge/munge.key
 
+  # A munged that does not answer (e.g. still shutting down after a kill) is replaced.
+  if running munged && ! wait_munge 5; then
+    log "munged is not answering; restarting it"
+    kill_daemon munged
+  fi
   if ! running munged; then
     rm -f /run/munge/munged.pid /run/munge/munge.socket.2*   # stale after an unclean stop
     log "starting munged"
-    # munged forks itself; stdio to /dev/null so no caller's pipe (ctest, $(...)) is held open.
-    runuser -u munge -- munged </dev/null >/dev/null 2>&1 \
+    # munged forks itself; stdio to /dev/null so no caller's pipe (ctest, $(...)) is held open,
+    # and without fd 9 (our lock), or the daemon would hold the lock forever.
+    runuser -u munge -- munged </dev/null >/dev/null 2>&1 9>&- \
       || { tail -n 20 /var/log/munge/munged.log >&2 2>/dev/null || true; die "munged failed to start"; }
   fi
-  local i
-  for i in $(seq 1 50); do
-    munge -n 2>/dev/null | unmunge >/dev/null 2>&1 && return 0
-    sleep 0.1
-  done
+  wait_munge 50 && return 0
   tail -n 20 /var/log/munge/munged.log >&2 2>/dev/null || true
   die "munge credential round trip (munge -n | unmunge) fails"
 }
 
+# True once a munge credential round trip works; tries $1 times, 0.1 s apart.
+wait_munge() {
+  local i
+  for i in $(seq 1 "$1"); do
+    # timeout: a hung (e.g. stopped) munged accepts connections but never answers.
+    timeout 2 munge -n 2>/dev/null | timeout 2 unmunge >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
 # Prints the slurm.conf this machine should have.
 gen_conf() {
-  local host node_line mem cpus
+  local host node_line mem
   host=$(short_host)
   # slurmd -C prints e.g. "NodeName=vm CPUs=2 Boards=1 SocketsPerBoard=1 CoresPerSocket=2
   # ThreadsPerCore=1 RealMemory=24105"; keep the topology and configure 5 % less memory: a node
@@ -116,13 +134,6 @@ gen_conf() {
   [ -n "$mem" ] || die "no RealMemory in: $node_line"
   mem=$(( mem * 95 / 100 ))
   node_line=$(sed -e "s/RealMemory=[0-9]*/RealMemory=$mem/" -e "s/NodeName=[^ ]*/NodeName=$host/" <<<"$node_line")
-  local overrides=""
-  if [ -n "${LOCAL_SLURM_CPUS:-}" ]; then
-    cpus=$LOCAL_SLURM_CPUS
-    # A flat CPU count (no socket/core topology) so slurmctld schedules exactly $cpus tasks.
-    node_line="NodeName=$host CPUs=$cpus RealMemory=$mem"
-    overrides="SlurmdParameters=config_overrides"
-  fi
   cat <<EOF
 # Written by tokdyn jobscripts/local-slurm.sh: single-node Slurm for tests. Regenerated on start.
 ClusterName=local
@@ -162,25 +173,16 @@ InactiveLimit=0
 # visible to scontrol for >= 4 s (slurmctld purges old jobs once a minute).
 MinJobAge=4
 Waittime=0
-$overrides
+
 $node_line State=UNKNOWN
 PartitionName=$PARTITION Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF
 }
 
-write_conf() {
-  # Returns 0 if the file changed.
+# Installs file $1 as slurm.conf.
+install_conf() {
   install -d -m 0755 "$CONF_DIR"
-  local tmp
-  tmp=$(mktemp)
-  gen_conf >"$tmp"
-  if [ -f "$CONF" ] && cmp -s "$tmp" "$CONF"; then
-    rm -f "$tmp"
-    return 1
-  fi
-  install -m 0644 "$tmp" "$CONF"
-  rm -f "$tmp"
-  return 0
+  install -m 0644 "$1" "$CONF"
 }
 
 show_logs() {
@@ -200,6 +202,7 @@ kill_daemon() {
   local name=$1 i
   running "$name" || return 0
   signal_all TERM "$name"
+  signal_all CONT "$name"   # a stopped process acts on TERM only once continued
   for i in $(seq 1 100); do
     running "$name" || return 0
     sleep 0.1
@@ -225,30 +228,46 @@ cmd_start() {
   need_root
   take_lock
   ensure_hosts_entry
-  local conf_changed=0
-  # Compare before touching anything: an unchanged, healthy setup is left alone (idempotent).
-  if write_conf; then conf_changed=1; fi
+  local new_conf conf_changed=1
+  new_conf=$(mktemp)
+  gen_conf >"$new_conf"
+  [ -f "$CONF" ] && cmp -s "$new_conf" "$CONF" && conf_changed=0
   start_munge
 
-  if [ "$conf_changed" -eq 0 ] && running slurmctld && running slurmd && state_usable "$(node_state)"; then
-    log "already running (node $(node_state))"
-    return 0
+  if running slurmctld && running slurmd && state_usable "$(node_state)"; then
+    if [ "$conf_changed" -eq 0 ]; then
+      rm -f "$new_conf"
+      log "already running (node $(node_state))"
+      return 0
+    fi
+    # Restarting (with -c) would kill the queue: other test runs may share this Slurm.
+    if [ -n "$(squeue -h -o %i 2>/dev/null)" ]; then
+      rm -f "$new_conf"
+      log "WARNING: slurm.conf is out of date, but jobs are queued: keeping the running daemons;"
+      log "         run '$0 stop' and '$0 start' when the queue is empty"
+      return 0
+    fi
   fi
-  if [ "$conf_changed" -eq 1 ] && { running slurmctld || running slurmd; }; then
-    log "slurm.conf changed; restarting daemons"
-    stop_slurm
+  if [ "$conf_changed" -eq 1 ]; then
+    if running slurmctld || running slurmd; then
+      log "slurm.conf changed; restarting daemons"
+      stop_slurm
+    fi
+    install_conf "$new_conf"
   fi
+  rm -f "$new_conf"
 
   install -d -m 0755 "$LOG_DIR" "$CTLD_SPOOL" "$SLURMD_SPOOL" "$RUN_DIR"
   # Both daemons fork into the background themselves; -c discards saved state (stale jobs/nodes
-  # from an earlier run). setsid + /dev/null stdio: they outlive this script and hold no pipe.
+  # from an earlier run). setsid + /dev/null stdio: they outlive this script and hold no pipe;
+  # 9>&-: they must not inherit the lock.
   if ! running slurmctld; then
     log "starting slurmctld"
-    setsid slurmctld -c </dev/null >/dev/null 2>&1 || { show_logs; die "slurmctld failed to start"; }
+    setsid slurmctld -c </dev/null >/dev/null 2>&1 9>&- || { show_logs; die "slurmctld failed to start"; }
   fi
   if ! running slurmd; then
     log "starting slurmd"
-    setsid slurmd -c </dev/null >/dev/null 2>&1 || { show_logs; die "slurmd failed to start"; }
+    setsid slurmd -c </dev/null >/dev/null 2>&1 9>&- || { show_logs; die "slurmd failed to start"; }
   fi
 
   local deadline=$(( SECONDS + TIMEOUT )) st="" resumed=0

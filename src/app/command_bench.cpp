@@ -1,5 +1,6 @@
 // tokdyn bench: throughput of the hot kernels on random tokens, for the README's performance table.
 #include <mpi.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -20,7 +21,8 @@ DeckSchema bench_schema() {
                "kernel: attention (N^2 pairs), statistics (N(N-1)/2 pairs), mlp (tokens x width)");
   s.add_int("bench.N", 4096, "number of tokens", 1, std::int64_t(1) << 40);
   s.add_int("bench.d", 16, "dimension", 2, 1 << 20);
-  s.add_int("bench.repeats", 3, "timed repetitions (after one warm-up)", 1);
+  s.add_int("bench.repeats", 3, "timed repetitions", 1);
+  s.add_int("bench.warmup", 1, "untimed runs first (page faults, BLAS buffers)", 0);
   s.add_int("bench.tile", 256, "rows per BLAS tile", 1, 1 << 16);
   s.add_choice("bench.style", "softmax", attention_styles().names(), "attention style");
   s.add_int("bench.width", 2048, "MLP width m (kernel mlp)", 1);
@@ -77,7 +79,7 @@ int run_bench(const Comm& comm, const DeckSchema& schema, const Arguments& args)
   std::snprintf(line, sizeof line, "bench %s: N = %lld, d = %d, tile = %d, %d rank%s", kernel.c_str(),
                 static_cast<long long>(n), d, tile, comm.size(), comm.size() == 1 ? "" : "s");
   comm.print(line);
-  once();  // warm-up: page faults, BLAS buffers
+  for (std::int64_t w = 0; w < deck.get_int("bench.warmup"); ++w) once();
   double best = 1e300, total = 0;
   for (int r = 0; r < repeats; ++r) {
     TOKDYN_MPI_CHECK(MPI_Barrier(comm.get()));
@@ -92,6 +94,14 @@ int run_bench(const Comm& comm, const DeckSchema& schema, const Arguments& args)
   }
   std::snprintf(line, sizeof line, "best %.4f s  %.4g %s/s  (mean %.4g %s/s)", best, work / best, unit.c_str(),
                 work * repeats / total, unit.c_str());
+  comm.print(line);
+  // Peak resident memory of the largest rank: O((N/P) d) plus tiles, never N x N.
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  double mib = usage.ru_maxrss / 1024.0, max_mib = 0;
+  TOKDYN_MPI_CHECK(MPI_Allreduce(&mib, &max_mib, 1, MPI_DOUBLE, MPI_MAX, comm.get()));
+  std::snprintf(line, sizeof line, "peak memory per rank %.1f MiB (tokens: %.1f MiB per rank)", max_mib,
+                static_cast<double>(partition.max_count()) * d * 8 / 1048576.0);
   comm.print(line);
   return 0;
 }

@@ -9,8 +9,10 @@
 # cancelled or timed out; sbatch --wait cannot tell those apart). The daemons stay up afterwards.
 #
 # Defaults added unless the script (#SBATCH) or the arguments set them:
-#   --output=<cwd>/<script name>-%j.out   --time=$RUN_SLURM_TEST_TIME (minutes, default 15)
-#   --job-name=<script name>
+#   --output=<cwd>/<script name>-%j.out (array jobs: <script name>-%A_%a.out)
+#   --time=$RUN_SLURM_TEST_TIME (minutes, default 15)   --job-name=<script name>
+# Array jobs: sbatch --wait waits for all tasks and returns the largest task exit code; on failure
+# every task's output file is printed.
 # The time limit is a safety net: if this driver is SIGKILLed (ctest timeout), the job would
 # otherwise occupy the node forever. Jobs of drivers that died are also cancelled on the next run.
 # Environment: RUN_SLURM_TEST_NO_START=1 skips starting the local Slurm (use an existing one).
@@ -52,7 +54,13 @@ has_opt() {
 
 name=$(basename "$script"); name=${name%.*}
 defaults=()
-has_opt --output -o || defaults+=("--output=$PWD/$name-%j.out")
+is_array=0
+has_opt --array -a && is_array=1
+out_pattern=""
+if ! has_opt --output -o; then
+  if [ "$is_array" -eq 1 ]; then out_pattern="$PWD/$name-%A_%a.out"; else out_pattern="$PWD/$name-%j.out"; fi
+  defaults+=("--output=$out_pattern")
+fi
 has_opt --time -t || defaults+=("--time=${RUN_SLURM_TEST_TIME:-15}")
 has_opt --job-name -J || defaults+=("--job-name=$name")
 # Tag the job with this driver's pid so a later run can cancel it if this driver was killed.
@@ -100,7 +108,11 @@ sbatch --wait --parsable ${defaults[@]+"${defaults[@]}"} ${sbatch_args[@]+"${sba
 sbatch_pid=$!
 
 # Learn the job id (and where its output goes) while the job still exists in slurmctld.
-stdout_path="" stderr_path=""
+outputs=()
+# StdOut/StdErr paths of every record of job $1 (one per started array task), one per line.
+job_output_paths() {
+  scontrol show job "$1" 2>/dev/null | sed -n 's/^ *Std\(Out\|Err\)=//p' | grep -v '^/dev/null$' || true
+}
 for _ in $(seq 1 100); do
   jobid=$(head -n 1 "$idfile" 2>/dev/null | cut -d';' -f1)
   [ -n "$jobid" ] && break
@@ -108,10 +120,10 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 if [ -n "$jobid" ]; then
-  info=$(scontrol show job "$jobid" 2>/dev/null || true)
-  stdout_path=$(sed -n 's/^ *StdOut=//p' <<<"$info")
-  stderr_path=$(sed -n 's/^ *StdErr=//p' <<<"$info")
-  echo "run_slurm_test: job $jobid submitted ($script), output $stdout_path" >&2
+  mapfile -t outputs < <(job_output_paths "$jobid")
+  shown=${outputs[0]:-unknown}
+  [ "$is_array" -eq 1 ] && shown=${out_pattern:-$shown}   # tasks' names are known only once they run
+  echo "run_slurm_test: job $jobid submitted ($script), output $shown" >&2
 fi
 
 rc=0
@@ -124,18 +136,28 @@ if [ -z "$jobid" ]; then
 fi
 
 if [ "$rc" -ne 0 ] || [ "${RUN_SLURM_TEST_VERBOSE:-0}" = 1 ]; then
+  # One "JobState=.. Reason=.. ExitCode=.." group per record (array: per task).
   state=$(scontrol show job "$jobid" 2>/dev/null | grep -oE '(JobState|Reason|ExitCode)=[^ ]*' | tr '\n' ' ' || true)
   echo "run_slurm_test: job $jobid exit $rc ${state:+($state)}" >&2
-  print_file() {
-    if [ -f "$1" ]; then
-      echo "===== $1 =====" >&2
-      cat "$1" >&2
-      echo "===== end of $1 =====" >&2
-    else
-      echo "run_slurm_test: output file '$1' not found" >&2
+  # Array tasks get their records (and expanded file names) only once they start: collect again
+  # now, and with our own pattern also glob for the task files in case the records are purged.
+  more=()
+  mapfile -t more < <(job_output_paths "$jobid")
+  outputs+=(${more[@]+"${more[@]}"})
+  if [ "$is_array" -eq 1 ] && [ -n "$out_pattern" ]; then
+    for f in "$PWD/$name-${jobid}"_*.out; do [ -e "$f" ] && outputs+=("$f"); done
+  fi
+  declare -A seen=()
+  for f in ${outputs[@]+"${outputs[@]}"}; do
+    [ -n "$f" ] && [ -z "${seen[$f]:-}" ] || continue
+    seen[$f]=1
+    if [ -f "$f" ]; then
+      echo "===== $f =====" >&2
+      cat "$f" >&2
+      echo "===== end of $f =====" >&2
+    elif [ "$is_array" -eq 0 ]; then
+      echo "run_slurm_test: output file '$f' not found" >&2
     fi
-  }
-  print_file "$stdout_path"
-  [ -z "$stderr_path" ] || [ "$stderr_path" = "$stdout_path" ] || print_file "$stderr_path"
+  done
 fi
 exit "$rc"
