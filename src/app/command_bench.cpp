@@ -53,10 +53,7 @@ int run_bench(const Comm& comm, const DeckSchema& schema, const Arguments& args)
     c.comm = comm.get();
     c.partition = partition;
     c.tile = tile;
-    c.weights.d = d;
-    c.weights.query.assign(static_cast<std::size_t>(d) * d, 0.0);
-    for (int a = 0; a < d; ++a) c.weights.query[a * d + a] = 1;
-    c.weights.key = c.weights.value = c.weights.query;
+    c.weights = identity_attention_weights(d, 1.0);
     attention = attention_styles().make(deck.get_text("bench.style"), c);
     once = [&] { attention->apply(x.data(), out.data()); };
     work = static_cast<double>(n) * n;

@@ -28,6 +28,7 @@ int run_transformer(const Comm& comm, const DeckSchema& schema, const Arguments&
   const Deck& deck = resolved.deck;
   RunControl control = run_control_from_deck(deck);
   control.force = args.request.force;
+  control.resume = args.request.resume;
   if (args.status) {
     const std::string status = run_status(comm, control);
     comm.print(status);

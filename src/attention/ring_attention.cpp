@@ -37,7 +37,7 @@ void RingAttention::apply(const double* x, double* out) {
   std::fill(acc_.begin(), acc_.end(), 0.0);
   std::fill(max_.begin(), max_.end(), -std::numeric_limits<double>::infinity());
   std::fill(sum_.begin(), sum_.end(), 0.0);
-  ring_.run(keys_values_.data(), [this](const double* block, std::int64_t rows, std::int64_t) { visit(block, rows); });
+  ring_.run(keys_values_.data(), [this](const double* block, std::int64_t rows, std::int64_t, int) { visit(block, rows); });
   normalize(n_local_, acc_.data(), max_.data(), sum_.data(), out);
 }
 

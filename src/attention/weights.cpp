@@ -89,4 +89,14 @@ AttentionWeights attention_weights_from_deck(const Deck& deck, int d, MPI_Comm c
   return w;
 }
 
+AttentionWeights identity_attention_weights(int d, double beta) {
+  AttentionWeights w;
+  w.d = d;
+  w.beta = beta;
+  w.query.assign(static_cast<std::size_t>(d) * d, 0.0);
+  for (int a = 0; a < d; ++a) w.query[a * d + a] = 1;
+  w.key = w.value = w.query;
+  return w;
+}
+
 }  // namespace tokdyn

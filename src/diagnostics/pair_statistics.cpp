@@ -30,7 +30,24 @@ PairStatistics PairStatisticsPass::compute(const double* x) {
   energy_sum_ = cosine_sum_ = 0;
   cosine_min_ = std::numeric_limits<double>::infinity();
   std::fill(counts_.begin(), counts_.end(), 0);
-  ring_.run(x, [&](const double* block, std::int64_t rows, std::int64_t begin) { visit(x, block, rows, begin); });
+  // Each unordered pair of blocks is visited once (a half ring): the own block counts its pairs i < j,
+  // blocks at distances 1 .. ceil(P/2) - 1 count every pair, and the block pair at distance P/2
+  // (P even) is split: the lower rank takes the first half of its rows, the upper rank the rest of
+  // them. Every rank does about N^2 / (2P) pairs.
+  const int p = ring_.size(), rank = ring_.rank();
+  ring_.run(
+      x,
+      [&](const double* block, std::int64_t rows, std::int64_t begin, int step) {
+        if (step == 0)
+          visit(x, 0, n_local_, block, 0, rows, begin, true);
+        else if (2 * step < p)
+          visit(x, 0, n_local_, block, 0, rows, begin, false);
+        else if (rank < p / 2)
+          visit(x, 0, n_local_ / 2, block, 0, rows, begin, false);
+        else
+          visit(x, 0, n_local_, block, rows / 2, rows, begin, false);
+      },
+      p / 2 + 1);
 
   // Diagonal terms of E_beta (zero up to round-off for unit tokens) and the local sum of x.
   double diagonal = 0;
@@ -61,20 +78,21 @@ PairStatistics PairStatisticsPass::compute(const double* x) {
   return out;
 }
 
-void PairStatisticsPass::visit(const double* x, const double* block, std::int64_t rows, std::int64_t block_begin) {
+void PairStatisticsPass::visit(const double* x, std::int64_t i_lo, std::int64_t i_hi, const double* block,
+                               std::int64_t j_lo, std::int64_t j_hi, std::int64_t block_begin, bool own_block) {
   const double e_beta = std::exp(beta_);
-  for (std::int64_t i0 = 0; i0 < n_local_; i0 += tile_) {
-    const int bi = static_cast<int>(std::min<std::int64_t>(tile_, n_local_ - i0));
+  for (std::int64_t i0 = i_lo; i0 < i_hi; i0 += tile_) {
+    const int bi = static_cast<int>(std::min<std::int64_t>(tile_, i_hi - i0));
     const std::int64_t gi0 = local_begin_ + i0;
-    for (std::int64_t j0 = 0; j0 < rows; j0 += tile_) {
-      const int bj = static_cast<int>(std::min<std::int64_t>(tile_, rows - j0));
+    for (std::int64_t j0 = j_lo; j0 < j_hi; j0 += tile_) {
+      const int bj = static_cast<int>(std::min<std::int64_t>(tile_, j_hi - j0));
       const std::int64_t gj0 = block_begin + j0;
-      if (gj0 + bj - 1 <= gi0) continue;  // tile lies wholly in j <= i: only pairs i < j are counted
+      if (own_block && gj0 + bj - 1 <= gi0) continue;  // within the own block only pairs i < j count
       double* g = gram_.data();           // [bi, bj] = x_i . x_j
       gemm_nt(bi, bj, d_, 1.0, x + i0 * d_, d_, block + j0 * d_, d_, 0.0, g, bj);
       for (int i = 0; i < bi; ++i) {
         const std::int64_t gi = gi0 + i;
-        const int j_first = static_cast<int>(std::clamp<std::int64_t>(gi + 1 - gj0, 0, bj));
+        const int j_first = own_block ? static_cast<int>(std::clamp<std::int64_t>(gi + 1 - gj0, 0, bj)) : 0;
         const double* gr = g + static_cast<std::size_t>(i) * bj;
         for (int j = j_first; j < bj; ++j) {
           const double c = gr[j];

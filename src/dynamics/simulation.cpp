@@ -110,11 +110,17 @@ std::string Simulation::start(std::vector<double>& x) {
   require_all(comm_.get(), !comm_.root() || dir.empty() || fs::is_directory(dir),
               "output directory '" + dir.string() + "' does not exist");
   if (!control_.force) {
+    if (control_.resume && exists_on_root(comm_, control_.output)) {
+      // Resubmitting a finished job (a sweep run again) is not an error.
+      comm_.print("'" + control_.output + "' exists and there is no checkpoint: nothing to do");
+      return "complete";
+    }
     require_all(comm_.get(), !exists_on_root(comm_, control_.output),
                 "output '" + control_.output + "' exists (pass --force to replace it)");
     require_all(comm_.get(), !exists_on_root(comm_, control_.checkpoint),
                 "checkpoint '" + control_.checkpoint + "' exists: continue it with --resume, or pass --force");
-    require_all(comm_.get(), !exists_on_root(comm_, control_.partial),
+    // With --resume, a partial file without a checkpoint (killed before its first one) starts again.
+    require_all(comm_.get(), control_.resume || !exists_on_root(comm_, control_.partial),
                 "'" + control_.partial + "' exists (an interrupted run?): continue with --resume, or pass --force");
   }
   if (control_.force && exists_on_root(comm_, control_.checkpoint)) remove_collectively(control_.checkpoint, comm_.get());

@@ -36,4 +36,10 @@ expect_error "$np" "deck key 'model.T' differs from checkpoint 'c2.ckpt.h5' \\(5
 # Periodic checkpoints along the way leave the results unchanged.
 run "$np" "${deck[@]}" --run.output=periodic.h5 --run.checkpoint_every=7 > /dev/null
 compare full.h5 periodic.h5 --tol 0
+# --resume on a finished run does nothing; on a partial file without checkpoint it starts again.
+run "$np" "${deck[@]}" --run.output=full.h5 --resume > log.txt
+grep -q "nothing to do" log.txt || fail "--resume on a complete run: $(cat log.txt)"
+cp full.h5 crashed.h5.part
+run "$np" "${deck[@]}" --run.output=crashed.h5 --resume > /dev/null
+compare full.h5 crashed.h5 --tol 0
 echo "restart at $np ranks: bitwise; continued at $other ranks: within 1e-12"

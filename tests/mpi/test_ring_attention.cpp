@@ -77,11 +77,7 @@ TEST(RingAttention, IdentityWeightsGiveTheMeanForBetaZero) {
   c.comm = comm.get();
   c.partition = part;
   c.tile = 5;
-  c.weights.d = d;
-  c.weights.beta = 0;
-  c.weights.query.assign(d * d, 0.0);
-  for (int a = 0; a < d; ++a) c.weights.query[a * d + a] = 1;
-  c.weights.key = c.weights.value = c.weights.query;
+  c.weights = identity_attention_weights(d, 0.0);
   auto attention = attention_styles().make("softmax", c);
   const std::int64_t begin = part.begin(comm.rank()), count = part.count(comm.rank());
   std::vector<double> local(all.begin() + begin * d, all.begin() + (begin + count) * d), out(count * d);

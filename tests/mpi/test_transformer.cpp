@@ -16,16 +16,6 @@ using namespace tokdyn;
 
 namespace {
 
-AttentionWeights identity_weights(int d, double beta) {
-  AttentionWeights w;
-  w.d = d;
-  w.beta = beta;
-  w.query.assign(d * d, 0.0);
-  for (int a = 0; a < d; ++a) w.query[a * d + a] = 1;
-  w.key = w.value = w.query;
-  return w;
-}
-
 // Runs L layers on comm from the global initial tokens `all`; returns this rank's rows.
 std::vector<double> run_layers(MPI_Comm mpi, const TransformerParams& p, const AttentionWeights& w,
                                const std::string& style, std::optional<MlpParams> mlp_params,
@@ -77,7 +67,7 @@ TEST(Transformer, AgreesAcrossRankCounts) {
   p.layers = 30;
   p.horizon = 3;
   p.factor = 1;
-  AttentionWeights w = identity_weights(p.d, 1.0);
+  AttentionWeights w = identity_attention_weights(p.d, 1.0);
   for (int k = 0; k < p.d * p.d; ++k) w.query[k] += 0.3 * std::sin(k + 1.0), w.key[k] += 0.2 * std::cos(2.0 * k);
   MlpParams m;
   m.width = 64;
@@ -110,7 +100,7 @@ TEST(Transformer, EquiangularStartFollowsTheScalarOde) {
       p.d = d;
       p.layers = 200 << k;
       p.horizon = t_end;
-      const auto x = run_layers(comm.get(), p, identity_weights(d, beta), softmax ? "softmax" : "unnormalized",
+      const auto x = run_layers(comm.get(), p, identity_attention_weights(d, beta), softmax ? "softmax" : "unnormalized",
                                 std::nullopt, all, 4);
       PairStatisticsPass stats(comm.get(), Partition(n, comm.size()), d, beta, 10, 4);
       errors[k] = std::abs(stats.compute(x.data()).mean_cosine - exact);
@@ -140,7 +130,7 @@ TEST(Transformer, InteractionEnergyNonIncreasingWithoutNoise) {
                              all.begin() + (part.begin(comm.rank()) + part.count(comm.rank())) * p.d);
       energy.push_back(stats.compute(x0.data()).energy);
     }
-    run_layers(comm.get(), p, identity_weights(p.d, beta), style, std::nullopt, all, 8,
+    run_layers(comm.get(), p, identity_attention_weights(p.d, beta), style, std::nullopt, all, 8,
                [&](std::int64_t, const double* x) { energy.push_back(stats.compute(x).energy); });
     for (std::size_t l = 1; l < energy.size(); ++l) ASSERT_LE(energy[l], energy[l - 1] + 1e-14) << style << " layer " << l;
     EXPECT_LT(energy.back(), 0.5 * energy.front()) << style;  // and it really decays
@@ -156,7 +146,7 @@ TEST(Transformer, NoAttentionAndNoMlpIsTheIdentity) {
   p.factor = 0;
   std::vector<double> all(p.n * p.d);
   sample_uniform_sphere(1, 0, p.n, p.d, all.data());
-  const auto x = run_layers(comm.get(), p, identity_weights(3, 1), "softmax", std::nullopt, all, 4);
+  const auto x = run_layers(comm.get(), p, identity_attention_weights(3, 1), "softmax", std::nullopt, all, 4);
   const Partition part(p.n, comm.size());
   for (std::size_t k = 0; k < x.size(); ++k) EXPECT_EQ(x[k], all[part.begin(comm.rank()) * p.d + k]);
 }

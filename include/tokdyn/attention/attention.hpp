@@ -45,5 +45,7 @@ const AttentionRegistry& attention_styles();
 // Deck keys of the [attention] section, and the weights they describe (identity, gaussian, file).
 void add_attention_keys(DeckSchema& schema);
 AttentionWeights attention_weights_from_deck(const Deck& deck, int d, MPI_Comm comm);
+// Q = K = V = I: logits beta <x, y>, the case of the spec's closed forms.
+AttentionWeights identity_attention_weights(int d, double beta);
 
 }  // namespace tokdyn

@@ -15,16 +15,20 @@ namespace tokdyn {
 
 class RingPass {
  public:
-  // block: [rows, width] row-major, rows [global_begin, global_begin + rows) of the global array.
-  using Visit = std::function<void(const double* block, std::int64_t rows, std::int64_t global_begin)>;
+  // block: [rows, width] row-major, rows [global_begin, global_begin + rows) of the global array;
+  // step s: the block belongs to rank (rank - s) mod P.
+  using Visit = std::function<void(const double* block, std::int64_t rows, std::int64_t global_begin, int step)>;
 
   // width: doubles per row of the travelling blocks.
   RingPass(MPI_Comm comm, const Partition& partition, int width);
 
-  // local: this rank's rows [partition.count(rank), width]. Calls visit once per rank's block, own block first.
-  void run(const double* local, const Visit& visit);
+  // local: this rank's rows [partition.count(rank), width]. Calls visit for steps 0..steps-1 (own block
+  // first); steps = P (the default) meets every block, steps = P/2 + 1 every unordered pair of blocks.
+  void run(const double* local, const Visit& visit, int steps = -1);
 
   const Partition& partition() const { return partition_; }
+  int rank() const { return rank_; }
+  int size() const { return size_; }
 
  private:
   MPI_Comm comm_;

@@ -31,7 +31,9 @@ class PairStatisticsPass {
   std::vector<double> bin_edges() const;
 
  private:
-  void visit(const double* x, const double* block, std::int64_t rows, std::int64_t block_begin);
+  // Pairs of local rows [i_lo, i_hi) with block rows [j_lo, j_hi); own_block: only global i < j.
+  void visit(const double* x, std::int64_t i_lo, std::int64_t i_hi, const double* block, std::int64_t j_lo,
+             std::int64_t j_hi, std::int64_t block_begin, bool own_block);
 
   MPI_Comm comm_;
   RingPass ring_;

@@ -28,6 +28,7 @@ struct RunControl {
   int bins = 50, tile = 256;
   double beta = 1;  // of E_beta
   bool force = false;
+  bool resume = false;  // --resume: a finished output is "nothing to do", a partial without checkpoint restarts
 };
 RunControl run_control_from_deck(const Deck& deck);
 
