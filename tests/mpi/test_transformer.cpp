@@ -88,10 +88,11 @@ TEST(Transformer, EquiangularStartFollowsTheScalarOde) {
   // in dt = T/L, so the error must halve when L doubles (ratio 2 within 10%).
   const Comm comm;
   const int n = 6, d = n + 1;
-  const double beta = 1.5, rho0 = 0.2, t_end = 2.0;
+  const double beta = 1.5, rho0 = 0.2;
   std::vector<double> all(n * d, 0.0);
   for (int i = 0; i < n; ++i) all[i * d + i] = std::sqrt(1 - rho0), all[i * d + n] = std::sqrt(rho0);
   for (bool softmax : {true, false}) {
+    const double t_end = softmax ? 2.0 : 0.5;  // both end well short of the cluster rho = 1
     const double exact = equiangular_rk4(softmax, n, beta, rho0, t_end);
     double errors[2];
     for (int k = 0; k < 2; ++k) {
@@ -107,7 +108,8 @@ TEST(Transformer, EquiangularStartFollowsTheScalarOde) {
     }
     EXPECT_GT(exact, rho0 + 0.1);  // the test sees real motion
     EXPECT_LT(errors[1], 2e-3) << (softmax ? "SA" : "USA");
-    EXPECT_NEAR(errors[0] / errors[1], 2.0, 0.2) << (softmax ? "SA" : "USA");
+    EXPECT_LT(exact, 0.95);
+    EXPECT_NEAR(errors[0] / errors[1], 2.0, 0.1) << (softmax ? "SA" : "USA");
   }
 }
 
