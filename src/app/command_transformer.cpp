@@ -13,10 +13,7 @@ namespace tokdyn {
 DeckSchema transformer_schema() {
   DeckSchema s;
   add_run_keys(s);
-  s.add_int("model.N", 64, "number of tokens N", 1, std::int64_t(1) << 40);
-  s.add_int("model.d", 4, "dimension d (tokens on S^{d-1})", 2, 1 << 20);
-  s.add_int("model.L", 100, "depth L (layers)", 1);
-  s.add_real("model.T", 1.0, "horizon T (step T/L)", 0.0, std::numeric_limits<double>::infinity(), true);
+  add_model_keys(s);
   add_token_keys(s);
   add_attention_keys(s);
   add_mlp_keys(s);

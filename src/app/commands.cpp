@@ -6,6 +6,8 @@ const std::vector<Command>& commands() {
   static const std::vector<Command> list = {
       {"transformer", "discrete random transformer: N tokens through L layers of attention and random MLPs",
        transformer_schema, run_transformer},
+      {"sde", "limit SDE with common noise: Ito Euler-Maruyama, Stratonovich Heun or LN-projected steps",
+       sde_schema, run_sde},
       {"bench", "throughput of the attention and pair-statistics passes (pairs/s) and of the MLP",
        bench_schema, run_bench},
   };

@@ -23,6 +23,8 @@ const std::vector<Command>& commands();
 
 DeckSchema transformer_schema();
 int run_transformer(const Comm& comm, const DeckSchema& schema, const Arguments& args);
+DeckSchema sde_schema();
+int run_sde(const Comm& comm, const DeckSchema& schema, const Arguments& args);
 DeckSchema bench_schema();
 int run_bench(const Comm& comm, const DeckSchema& schema, const Arguments& args);
 

@@ -48,6 +48,13 @@ void add_run_keys(DeckSchema& s) {
   s.add_int("diagnostics.bins", 50, "bins of the pairwise-cosine histogram on [-1, 1]", 1, 100000);
 }
 
+void add_model_keys(DeckSchema& s) {
+  s.add_int("model.N", 64, "number of tokens N", 1, std::int64_t(1) << 40);
+  s.add_int("model.d", 4, "dimension d (tokens on S^{d-1})", 2, 1 << 20);
+  s.add_int("model.L", 100, "depth L: layers, or time steps of the SDE (step T/L)", 1);
+  s.add_real("model.T", 1.0, "horizon T", 0.0, std::numeric_limits<double>::infinity(), true);
+}
+
 RunControl run_control_from_deck(const Deck& deck) {
   RunControl c;
   c.output = deck.get_text("run.output");

@@ -15,6 +15,10 @@ constexpr std::int64_t kChunk = 256;  // token rows per hidden-layer chunk
 void add_mlp_keys(DeckSchema& s) {
   s.add_bool("mlp.enabled", true, "apply the random-MLP sub-step (the common noise)");
   s.add_int("mlp.width", 2048, "MLP width m", 1, 1 << 24);
+  add_kernel_keys(s);
+}
+
+void add_kernel_keys(DeckSchema& s) {
   s.add_choice("mlp.activation", "relu", activation_names(), "activation sigma");
   s.add_real("mlp.sigma_u", 0.0, "standard deviation sigma_U of the hidden bias b_U", 0.0);
   s.add_real("mlp.sigma_w", 0.0, "standard deviation sigma_W of the output bias b_W", 0.0);

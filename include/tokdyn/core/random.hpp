@@ -19,6 +19,10 @@ enum class Purpose : std::uint64_t {
   attention_q = 6,  // random Q
   attention_k = 7,  // random K
   attention_v = 8,  // random V
+  brownian = 9,     // Brownian paths of the Gaussian fields
+  field_u = 10,     // quenched random features: U_k, b_k
+  field_z = 11,     // exact-in-law field couplings: Z
+  lyapunov = 12,    // pair simulations for Lyapunov exponents
   test = 1000,      // reserved for tests
 };
 

@@ -20,6 +20,8 @@ namespace tokdyn {
 
 // Keys of [run] and [diagnostics], shared by every command that runs a simulation.
 void add_run_keys(DeckSchema& schema);
+// [model] N, d, L (layers or time steps), T.
+void add_model_keys(DeckSchema& schema);
 
 struct RunControl {
   std::string output, partial, checkpoint;

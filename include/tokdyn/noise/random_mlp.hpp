@@ -22,6 +22,8 @@ struct MlpParams {
 };
 
 void add_mlp_keys(DeckSchema& schema);
+// [mlp] activation, sigma_u, sigma_w: the keys that fix the kernel kappa (shared with the SDE).
+void add_kernel_keys(DeckSchema& schema);
 MlpParams mlp_params_from_deck(const Deck& deck);
 
 class RandomMlp {

@@ -1,0 +1,86 @@
+// tokdyn sde: the limit SDE of spec section 3 (Ito Euler-Maruyama, Stratonovich Heun, LN-projected)
+// with a Gaussian field of kernel kappa, through the shared run driver.
+#include <cstdio>
+
+#include "commands.hpp"
+#include "tokdyn/attention/attention.hpp"
+#include "tokdyn/core/blas.hpp"
+#include "tokdyn/dynamics/initial_tokens.hpp"
+#include "tokdyn/dynamics/sde.hpp"
+#include "tokdyn/dynamics/simulation.hpp"
+#include "tokdyn/noise/random_mlp.hpp"
+
+namespace tokdyn {
+
+DeckSchema sde_schema() {
+  DeckSchema s;
+  add_run_keys(s);
+  add_model_keys(s);
+  add_token_keys(s);
+  add_attention_keys(s);
+  add_kernel_keys(s);
+  add_field_keys(s);
+  s.add_bool("noise.enabled", true, "apply the common noise");
+  s.add_choice("sde.scheme", "heun", sde_schemes().names(), "time stepping scheme");
+  s.add_bool("sde.project", false, "euler-maruyama, heun: renormalise onto the sphere after each step");
+  s.add_bool("sde.radial_drift", true, "euler-maruyama: include the Ito correction -(d-1)/2 v X (+ P grad v / 4)");
+  return s;
+}
+
+int run_sde(const Comm& comm, const DeckSchema& schema, const Arguments& args) {
+  const ResolvedRun resolved = resolve_run(comm, schema, args.request, "sde");
+  const Deck& deck = resolved.deck;
+  RunControl control = run_control_from_deck(deck);
+  control.force = args.request.force;
+  control.resume = args.request.resume;
+  if (args.status) {
+    comm.print(run_status(comm, control));
+    return 0;
+  }
+  set_blas_threads(static_cast<int>(deck.get_int("run.blas_threads")));
+
+  SdeSetup setup;
+  SdeParams& p = setup.params;
+  p.n = deck.get_int("model.N");
+  p.d = static_cast<int>(deck.get_int("model.d"));
+  p.steps = deck.get_int("model.L");
+  p.horizon = deck.get_real("model.T");
+  p.factor = deck.get_real("attention.factor");
+  p.project = deck.get_bool("sde.project");
+  p.radial_drift = deck.get_bool("sde.radial_drift");
+  p.noise = deck.get_bool("noise.enabled");
+  const Partition partition(p.n, comm.size());
+  setup.n_local = partition.count(comm.rank());
+  setup.seed = static_cast<std::uint64_t>(deck.get_int("run.seed"));
+  if (deck.get_bool("attention.enabled") && p.factor != 0) {
+    AttentionContext context;
+    context.comm = comm.get();
+    context.partition = partition;
+    context.weights = attention_weights_from_deck(deck, p.d, comm.get());
+    context.tile = control.tile;
+    setup.attention = attention_styles().make(deck.get_text("attention.style"), context);
+  }
+  if (p.noise) setup.field = field_styles().make(deck.get_text("noise.field"), field_params_from_deck(deck, p.d));
+  const std::int64_t modes = setup.field ? setup.field->modes() : 0;
+  auto scheme = sde_schemes().make(deck.get_text("sde.scheme"), setup);
+  PairStatisticsPass statistics(comm.get(), partition, p.d, control.beta, control.bins, control.tile);
+
+  RunInfo info{"sde", deck.resolved_text(), setup.seed, p.n, p.d};
+  Simulation simulation(comm, control, info, p.steps, partition, *scheme, statistics);
+  char line[256];
+  std::snprintf(line, sizeof line, "tokdyn sde (%s, %s field, %lld modes): N = %lld, d = %d, L = %lld, T = %g on %d rank%s",
+                deck.get_text("sde.scheme").c_str(), deck.get_text("noise.field").c_str(), static_cast<long long>(modes),
+                static_cast<long long>(p.n), p.d, static_cast<long long>(p.steps), p.horizon, comm.size(),
+                comm.size() == 1 ? "" : "s");
+  comm.print(line);
+  std::vector<double> x(static_cast<std::size_t>(setup.n_local) * p.d);
+  if (resolved.checkpoint) {
+    simulation.resume(resolved.checkpoint_path, *resolved.checkpoint, x);
+  } else {
+    initial_tokens(deck, comm, partition, p.d, x);
+    simulation.start(x);
+  }
+  return 0;
+}
+
+}  // namespace tokdyn

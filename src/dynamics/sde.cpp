@@ -1,0 +1,130 @@
+#include "tokdyn/dynamics/sde.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "tokdyn/core/blas.hpp"
+#include "tokdyn/sphere/sphere.hpp"
+
+namespace tokdyn {
+namespace {
+constexpr std::int64_t kChunk = 256;  // token rows per feature chunk
+}
+
+const SdeRegistry& sde_schemes() {
+  static const SdeRegistry registry = [] {
+    SdeRegistry r("SDE scheme");
+    r.add("euler-maruyama", "Euler-Maruyama on the Ito form (radial drift included)",
+          [](SdeSetup& s) { return std::make_unique<EulerMaruyama>(s); });
+    r.add("heun", "stochastic Heun on the Stratonovich tangent form",
+          [](SdeSetup& s) { return std::make_unique<StratonovichHeun>(s); });
+    r.add("projected", "LN-projected step: the transformer layer with the Gaussian field",
+          [](SdeSetup& s) { return std::make_unique<ProjectedStep>(s); });
+    return r;
+  }();
+  return registry;
+}
+
+SdeScheme::SdeScheme(SdeSetup& s)
+    : params_(s.params), n_local_(s.n_local), attention_(std::move(s.attention)), field_(std::move(s.field)) {
+  if (!params_.noise) field_.reset();
+  const std::size_t nd = static_cast<std::size_t>(n_local_) * params_.d;
+  work_.resize(nd);
+  if (field_) {
+    path_ = std::make_unique<BrownianPath>(s.seed, params_.steps, params_.horizon, field_->modes() * params_.d);
+    db_.resize(static_cast<std::size_t>(field_->modes()) * params_.d);
+    phi_.resize(static_cast<std::size_t>(std::min(kChunk, std::max<std::int64_t>(n_local_, 1))) * field_->modes());
+  }
+}
+
+double SdeScheme::work_per_step() const {
+  const double n = static_cast<double>(params_.n);
+  return attention_ ? n * n : n;
+}
+
+const std::vector<double>& SdeScheme::increments(std::int64_t step) {
+  if (path_) path_->increments(step, db_.data());
+  return db_;
+}
+
+void SdeScheme::tangent_drift(const double* x, double* out) {
+  const std::size_t nd = static_cast<std::size_t>(n_local_) * params_.d;
+  if (!attention_) {
+    std::fill(out, out + nd, 0.0);
+    return;
+  }
+  attention_->apply(x, out);
+  for (std::size_t k = 0; k < nd; ++k) out[k] *= params_.factor;
+  tangent_project(x, out, n_local_, params_.d);
+}
+
+void SdeScheme::field_increment(const double* x, const double* dB, double* out, bool project) {
+  const int d = params_.d;
+  if (!field_) {
+    std::fill(out, out + n_local_ * d, 0.0);
+    return;
+  }
+  const int K = static_cast<int>(field_->modes());
+  for (std::int64_t i0 = 0; i0 < n_local_; i0 += kChunk) {
+    const int rows = static_cast<int>(std::min(kChunk, n_local_ - i0));
+    field_->evaluate(x + i0 * d, rows, phi_.data());                     // phi [rows, K]
+    gemm_nn(rows, d, K, 1.0, phi_.data(), K, dB, d, 0.0, out + i0 * d, d);  // phi dB [K, d]
+  }
+  if (project) tangent_project(x, out, n_local_, d);
+}
+
+void SdeScheme::ito_correction(const double* x, double* out) const {
+  const int d = params_.d;
+  std::vector<double> v(n_local_);
+  field_->variance(x, n_local_, v.data(), out);  // out <- grad v
+  tangent_project(x, out, n_local_, d);
+  for (std::int64_t i = 0; i < n_local_; ++i)
+    for (int a = 0; a < d; ++a) out[i * d + a] = 0.25 * out[i * d + a] - 0.5 * (d - 1) * v[i] * x[i * d + a];
+}
+
+void EulerMaruyama::step(std::int64_t layer, double* x) {
+  const std::size_t nd = static_cast<std::size_t>(n_local_) * params_.d;
+  drift_.resize(nd);
+  noise_.resize(nd);
+  tangent_drift(x, drift_.data());
+  if (field_ && params_.radial_drift) {
+    ito_correction(x, work_.data());
+    for (std::size_t k = 0; k < nd; ++k) drift_[k] += work_[k];
+  }
+  field_increment(x, increments(layer).data(), noise_.data(), true);
+  const double h = dt();
+  for (std::size_t k = 0; k < nd; ++k) x[k] += h * drift_[k] + noise_[k];
+  if (params_.project) normalize_rows(x, n_local_, params_.d);
+}
+
+void StratonovichHeun::step(std::int64_t layer, double* x) {
+  const std::size_t nd = static_cast<std::size_t>(n_local_) * params_.d;
+  for (auto* v : {&f0_, &g0_, &f1_, &g1_, &predictor_}) v->resize(nd);
+  const double h = dt();
+  const double* dB = increments(layer).data();
+  tangent_drift(x, f0_.data());
+  field_increment(x, dB, g0_.data(), true);
+  for (std::size_t k = 0; k < nd; ++k) predictor_[k] = x[k] + h * f0_[k] + g0_[k];
+  tangent_drift(predictor_.data(), f1_.data());
+  field_increment(predictor_.data(), dB, g1_.data(), true);
+  for (std::size_t k = 0; k < nd; ++k) x[k] += 0.5 * h * (f0_[k] + f1_[k]) + 0.5 * (g0_[k] + g1_[k]);
+  if (params_.project) normalize_rows(x, n_local_, params_.d);
+}
+
+void ProjectedStep::step(std::int64_t layer, double* x) {
+  const std::size_t nd = static_cast<std::size_t>(n_local_) * params_.d;
+  buffer_.resize(nd);
+  if (attention_) {
+    attention_->apply(x, buffer_.data());
+    const double h = params_.factor * dt();
+    for (std::size_t k = 0; k < nd; ++k) x[k] += h * buffer_[k];
+    normalize_rows(x, n_local_, params_.d);
+  }
+  if (field_) {
+    field_increment(x, increments(layer).data(), buffer_.data(), false);
+    for (std::size_t k = 0; k < nd; ++k) x[k] += buffer_[k];
+    normalize_rows(x, n_local_, params_.d);
+  }
+}
+
+}  // namespace tokdyn
