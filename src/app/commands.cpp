@@ -8,6 +8,8 @@ const std::vector<Command>& commands() {
        transformer_schema, run_transformer},
       {"sde", "limit SDE with common noise: Ito Euler-Maruyama, Stratonovich Heun or LN-projected steps",
        sde_schema, run_sde},
+      {"lyapunov", "kernel constants and Lyapunov exponents of the noise: predicted and measured on token pairs",
+       lyapunov_schema, run_lyapunov},
       {"bench", "throughput of the attention and pair-statistics passes (pairs/s) and of the MLP",
        bench_schema, run_bench},
   };

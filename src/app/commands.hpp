@@ -25,6 +25,8 @@ DeckSchema transformer_schema();
 int run_transformer(const Comm& comm, const DeckSchema& schema, const Arguments& args);
 DeckSchema sde_schema();
 int run_sde(const Comm& comm, const DeckSchema& schema, const Arguments& args);
+DeckSchema lyapunov_schema();
+int run_lyapunov(const Comm& comm, const DeckSchema& schema, const Arguments& args);
 DeckSchema bench_schema();
 int run_bench(const Comm& comm, const DeckSchema& schema, const Arguments& args);
 

@@ -180,14 +180,15 @@ Deck Deck::parse(const DeckSchema& schema, const std::string& deck_path, const s
       throw InputError("deck '" + deck_path + "': " + e.what());
     }
   }
-  try {
-    std::vector<std::string> args(overrides.begin(), overrides.end());
-    const auto style = po::command_line_style::allow_long | po::command_line_style::long_allow_adjacent;
-    store_parsed(po::command_line_parser(args).options(desc).style(style).run(), from_line);
-  } catch (const po::unknown_option& e) {
-    throw InputError("unknown key '" + key_from_boost(e) + "' on the command line");
-  } catch (const po::error& e) {
-    throw InputError(std::string("command line: ") + e.what());
+  // Overrides "--section.key=value" (the value may be empty), checked against the schema.
+  for (const std::string& o : overrides) {
+    const std::string body = o.rfind("--", 0) == 0 ? o.substr(2) : o;
+    const auto eq = body.find('=');
+    const std::string key = body.substr(0, eq);
+    if (!schema.find(key)) throw InputError("unknown key '" + key + "' on the command line");
+    if (eq == std::string::npos) throw InputError("deck key '" + key + "' on the command line needs a value");
+    if (from_line.count(key)) throw InputError("deck key '" + key + "' given twice on the command line");
+    from_line[key] = trim(body.substr(eq + 1));
   }
   for (const KeySpec& k : schema.keys()) deck.values_[k.name] = k.default_text;
   for (const auto& [k, v] : from_file) deck.values_[k] = v;

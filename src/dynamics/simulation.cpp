@@ -112,25 +112,35 @@ Simulation::Simulation(const Comm& comm, const RunControl& control, const RunInf
     : comm_(comm), control_(control), info_(info), layers_(layers), partition_(partition), dynamics_(dynamics),
       statistics_(statistics) {}
 
-std::string Simulation::start(std::vector<double>& x) {
-  const fs::path dir = fs::path(control_.output).parent_path();
-  require_all(comm_.get(), !comm_.root() || dir.empty() || fs::is_directory(dir),
+bool prepare_output(const Comm& comm, const RunControl& control) {
+  const fs::path dir = fs::path(control.output).parent_path();
+  require_all(comm.get(), !comm.root() || dir.empty() || fs::is_directory(dir),
               "output directory '" + dir.string() + "' does not exist");
-  if (!control_.force) {
-    if (control_.resume && exists_on_root(comm_, control_.output)) {
+  if (!control.force) {
+    if (control.resume && exists_on_root(comm, control.output)) {
       // Resubmitting a finished job (a sweep run again) is not an error.
-      comm_.print("'" + control_.output + "' exists and there is no checkpoint: nothing to do");
-      return "complete";
+      comm.print("'" + control.output + "' exists and there is no checkpoint: nothing to do");
+      return false;
     }
-    require_all(comm_.get(), !exists_on_root(comm_, control_.output),
-                "output '" + control_.output + "' exists (pass --force to replace it)");
-    require_all(comm_.get(), !exists_on_root(comm_, control_.checkpoint),
-                "checkpoint '" + control_.checkpoint + "' exists: continue it with --resume, or pass --force");
+    require_all(comm.get(), !exists_on_root(comm, control.output),
+                "output '" + control.output + "' exists (pass --force to replace it)");
+    require_all(comm.get(), !exists_on_root(comm, control.checkpoint),
+                "checkpoint '" + control.checkpoint + "' exists: continue it with --resume, or pass --force");
     // With --resume, a partial file without a checkpoint (killed before its first one) starts again.
-    require_all(comm_.get(), control_.resume || !exists_on_root(comm_, control_.partial),
-                "'" + control_.partial + "' exists (an interrupted run?): continue with --resume, or pass --force");
+    require_all(comm.get(), control.resume || !exists_on_root(comm, control.partial),
+                "'" + control.partial + "' exists (an interrupted run?): continue with --resume, or pass --force");
   }
-  if (control_.force && exists_on_root(comm_, control_.checkpoint)) remove_collectively(control_.checkpoint, comm_.get());
+  if (control.force && exists_on_root(comm, control.checkpoint)) remove_collectively(control.checkpoint, comm.get());
+  return true;
+}
+
+void finish_output(const Comm& comm, const RunControl& control) {
+  rename_collectively(control.partial, control.output, comm.get());
+  if (exists_on_root(comm, control.checkpoint)) remove_collectively(control.checkpoint, comm.get());
+}
+
+std::string Simulation::start(std::vector<double>& x) {
+  if (!prepare_output(comm_, control_)) return "complete";
   run_file_.emplace(RunFile::create(control_.partial, comm_.get(), info_));
   run_file_->write_diagnostics_constant("cosine_bin_edges", statistics_.bin_edges());
   run_file_->set_diagnostics_attribute("beta", control_.beta);
@@ -219,8 +229,7 @@ std::string Simulation::loop(std::int64_t first_layer, std::vector<double>& x) {
   }
   run_file_->set_status("complete");
   run_file_->close();
-  rename_collectively(control_.partial, control_.output, comm_.get());
-  if (exists_on_root(comm_, control_.checkpoint)) remove_collectively(control_.checkpoint, comm_.get());
+  finish_output(comm_, control_);
   comm_.print("complete: '" + control_.output + "' (" + format_seconds(progress.elapsed()) + ")");
   return "complete";
 }

@@ -271,6 +271,15 @@ void write_slab(hid_t dataset, hid_t mem_type, const void* data, hsize_t begin, 
   transfer_slab(dataset, mem_type, const_cast<void*>(data), begin, count, true, 0, 0);
 }
 
+void write_vector(hid_t parent, const std::string& name, const std::vector<double>& values, MPI_Comm comm,
+                  const std::vector<hsize_t>& shape) {
+  int rank = 0;
+  TOKDYN_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  const std::vector<hsize_t> dims_ = shape.empty() ? std::vector<hsize_t>{values.size()} : shape;
+  Handle d = create_dataset(parent, name, H5T_IEEE_F64LE, dims_);
+  write_slab(d, H5T_NATIVE_DOUBLE, values.data(), 0, rank == 0 ? dims_[0] : 0);
+}
+
 void read_slab(hid_t dataset, hid_t mem_type, void* data, hsize_t begin, hsize_t count) {
   transfer_slab(dataset, mem_type, data, begin, count, false, 0, 0);
 }

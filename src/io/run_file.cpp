@@ -32,6 +32,7 @@ RunFile RunFile::create(const std::string& path, MPI_Comm comm, const RunInfo& i
   h5::write_attribute(f.file_, "start_time", now_iso8601(comm));
   h5::write_attribute(f.file_, "end_time", std::string());
   h5::write_attribute(f.file_, "status", std::string("running"));
+  if (info.n == 0) return f;  // a study without token trajectories
   f.tokens_ = h5::create_group(f.file_, "tokens");
   f.diagnostics_ = h5::create_group(f.file_, "diagnostics");
   f.snap_x_ = h5::create_series(f.tokens_, "X", H5T_IEEE_F64LE, {hsize_t(info.n), hsize_t(info.d)});
@@ -117,6 +118,12 @@ void RunFile::set_diagnostics_attribute(const std::string& name, double value) {
   h5::write_attribute(diagnostics_, name, value);
 }
 
+hid_t RunFile::study_group(const std::string& name) {
+  auto it = studies_.find(name);
+  if (it != studies_.end()) return it->second;
+  return studies_.emplace(name, h5::create_group(file_, name)).first->second;
+}
+
 void RunFile::set_status(const std::string& status) {
   h5::write_attribute(file_, "status", status);
   h5::write_attribute(file_, "end_time", status == "running" ? std::string() : now_iso8601(comm_));
@@ -130,6 +137,7 @@ void RunFile::flush() { TOKDYN_H5(H5Fflush(file_, H5F_SCOPE_GLOBAL)); }
 
 void RunFile::close() {
   // Children before the file: reverse order of creation.
+  studies_.clear();
   series_.clear();
   snap_time_.close();
   snap_layer_.close();

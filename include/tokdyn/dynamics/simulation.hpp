@@ -53,6 +53,11 @@ struct ResolvedRun {
 ResolvedRun resolve_run(const Comm& comm, const DeckSchema& schema, const RunRequest& request,
                         const std::string& command);
 
+// The output's life for commands without a layer loop: refuse to replace files unless --force
+// (returns false for --resume on a finished output: nothing to do), and rename OUTPUT.part -> OUTPUT.
+bool prepare_output(const Comm& comm, const RunControl& control);
+void finish_output(const Comm& comm, const RunControl& control);
+
 // Status of the run a deck describes: absent | running | checkpointed | failed | complete.
 std::string run_status(const Comm& comm, const RunControl& control);
 

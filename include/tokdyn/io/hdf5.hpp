@@ -83,6 +83,9 @@ void set_series_rows(hid_t dataset, hsize_t rows);
 // Fixed-size dataset written collectively in slabs of its first dimension.
 Handle create_dataset(hid_t parent, const std::string& name, hid_t type, const std::vector<hsize_t>& shape);
 void write_slab(hid_t dataset, hid_t mem_type, const void* data, hsize_t begin, hsize_t count);
+// A small dataset whose values every rank holds: created collectively, written by rank 0.
+void write_vector(hid_t parent, const std::string& name, const std::vector<double>& values, MPI_Comm comm,
+                  const std::vector<hsize_t>& shape = {});
 // Reads rows [begin, begin + count) of the first dimension (all other dimensions whole).
 void read_slab(hid_t dataset, hid_t mem_type, void* data, hsize_t begin, hsize_t count);
 // Reads rows [begin, begin+count) of the given `row` of a series [rows, n, ...].

@@ -3,6 +3,7 @@
 //                     end_time, status = running | checkpointed | complete | failed
 //   /tokens/X         [snapshots, N, d];  /tokens/layer, /tokens/time [snapshots]
 //   /diagnostics/*    one series per observable, indexed like /diagnostics/layer
+//   /<study>/*        study-specific results (n = 0 in RunInfo: no /tokens)
 #pragma once
 
 #include <mpi.h>
@@ -47,6 +48,9 @@ class RunFile {
   void write_diagnostics_constant(const std::string& name, const std::vector<double>& values);
   void set_diagnostics_attribute(const std::string& name, double value);
 
+  // A group for study-specific results (/<study>/*), created on first use.
+  hid_t study_group(const std::string& name);
+
   void set_status(const std::string& status);  // sets end_time too unless running
   void set_attribute(const std::string& name, const std::string& value);
   void flush();
@@ -63,6 +67,7 @@ class RunFile {
   int rank_ = 0;
   h5::Handle file_, tokens_, diagnostics_;
   std::map<std::string, h5::Handle> series_;  // diagnostics series by name
+  std::map<std::string, h5::Handle> studies_;  // study groups by name
   h5::Handle snap_x_, snap_layer_, snap_time_;
   hsize_t diagnostics_rows_ = 0, snapshot_rows_ = 0;
 };

@@ -1,0 +1,23 @@
+// Least-squares slopes and bootstrap confidence intervals over replicas, for measured rates.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace tokdyn {
+
+// Slope of the least-squares line through (x_i, y_i).
+double least_squares_slope(const std::vector<double>& x, const std::vector<double>& y);
+
+struct Estimate {
+  double value = 0;
+  double low = 0, high = 0;  // confidence interval
+};
+
+// statistic(weights) evaluates an estimate with replica r counted weights[r] times; the interval is the
+// (alpha/2, 1 - alpha/2) percentile interval over `resamples` bootstrap resamples (Philox-seeded).
+Estimate bootstrap(int replicas, const std::function<double(const std::vector<int>&)>& statistic,
+                   int resamples = 400, double alpha = 0.05, std::uint64_t seed = 1);
+
+}  // namespace tokdyn

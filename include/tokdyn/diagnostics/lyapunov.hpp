@@ -1,0 +1,51 @@
+// Lyapunov exponents of the noise (spec section 5): predictions from the kernel constants, and measured
+// exponents of pairs of nearby tokens under the random-MLP layers with attention off.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "tokdyn/diagnostics/fit.hpp"
+#include "tokdyn/noise/kernel_function.hpp"
+
+namespace tokdyn {
+
+struct LyapunovPrediction {
+  double kappa1 = 0, kappa_prime1 = 0;
+  double lambda1 = 0;          // (d-3)/2 kappa'(1) - (d-1)/2 kappa(1)
+  double lambdabar = 0;        // (d-1) kappa'(1) - (d-3) kappa(1)
+  double lambdabar_prime = 0;  // -inf_{u in [-1,1)} F(u)
+  double argmin_u = 0;         // where F attains its infimum (1 when the limit F(1-) = -lambdabar wins)
+  double var_rate = 0;         // kappa(1) + kappa'(1): growth rate of Var log|X - Y|
+};
+
+// F(u) = beta e^{beta u} G(u) / (e^beta - e^{beta u}),
+// G(u) = kappa(u)(d - 2 + u^2 - beta u (1 - u^2)) + kappa(1)(beta (1 - u^2) - (d - 1) u).
+double synchronization_rate_f(const KernelFunction& kappa, double kappa1, int d, double beta, double u);
+LyapunovPrediction predict_lyapunov(const MlpKernel& kernel, double beta);
+
+struct PairSimulation {
+  std::int64_t replicas = 1000;
+  std::int64_t layers = 1000;  // L
+  double horizon = 20;         // T
+  std::int64_t width = 32;     // m of the MLP
+  double separation = 1e-6;    // r0
+  std::uint64_t seed = 1;
+};
+
+struct PairExponents {
+  std::vector<double> time;                    // [samples]
+  std::vector<double> mean_log, var_log;       // E log|X-Y|, Var log|X-Y| at the sample times
+  std::vector<double> log_mean_square;         // log E |X-Y|^2
+  Estimate slope_mean_log, slope_var_log, slope_log_mean_square;
+};
+
+// Pairs (X, Y = LN(X + r0 xi)) through L layers X <- LN(X + sqrt(dt) G_l(X)) of fresh width-m MLPs, one
+// MLP per replica and layer. The separation is renormalised to r0 after each layer and the logarithms of
+// its growth are summed (the linear regime at every time). Replicas are spread over the ranks; the
+// result is the same on any number of ranks.
+PairExponents simulate_pair_exponents(MPI_Comm comm, const MlpKernel& kernel, const PairSimulation& sim);
+
+}  // namespace tokdyn

@@ -1,0 +1,163 @@
+#include "tokdyn/diagnostics/lyapunov.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/random.hpp"
+#include "tokdyn/noise/random_mlp.hpp"
+#include "tokdyn/sphere/sphere.hpp"
+
+namespace tokdyn {
+
+double synchronization_rate_f(const KernelFunction& kappa, double kappa1, int d, double beta, double u) {
+  const double ku = kappa(u), w = 1 - u * u;
+  const double g = ku * (d - 2 + u * u - beta * u * w) + kappa1 * (beta * w - (d - 1) * u);
+  // e^beta - e^{beta u} = -e^beta expm1(beta (u - 1)): accurate near u = 1.
+  return beta * std::exp(beta * u) * g / (-std::exp(beta) * std::expm1(beta * (u - 1)));
+}
+
+LyapunovPrediction predict_lyapunov(const MlpKernel& kernel, double beta) {
+  LyapunovPrediction p;
+  const int d = kernel.d;
+  p.kappa1 = kernel.kappa(1.0);
+  p.kappa_prime1 = kernel.kappa_prime(1.0);
+  p.lambda1 = 0.5 * (d - 3) * p.kappa_prime1 - 0.5 * (d - 1) * p.kappa1;
+  p.lambdabar = (d - 1) * p.kappa_prime1 - (d - 3) * p.kappa1;
+  p.var_rate = p.kappa1 + p.kappa_prime1;
+  // inf of F on [-1, 1): a grid, golden-section refinement around its best point, and the limit
+  // F(1-) = -lambdabar (F itself is 0/0 at u = 1).
+  const KernelFunction kappa(kernel);
+  const int n = 4000;
+  const double top = 1 - 1e-6;
+  double best = -p.lambdabar, best_u = 1.0;
+  int best_j = -1;
+  for (int j = 0; j <= n; ++j) {
+    const double u = -1 + (top + 1) * j / n, f = synchronization_rate_f(kappa, p.kappa1, d, beta, u);
+    if (f < best) best = f, best_u = u, best_j = j;
+  }
+  if (best_j >= 0) {
+    double a = -1 + (top + 1) * std::max(0, best_j - 1) / n, b = -1 + (top + 1) * std::min(n, best_j + 1) / n;
+    const double phi = 0.5 * (std::sqrt(5.0) - 1);
+    for (int it = 0; it < 80; ++it) {
+      const double c = b - phi * (b - a), e = a + phi * (b - a);
+      if (synchronization_rate_f(kappa, p.kappa1, d, beta, c) < synchronization_rate_f(kappa, p.kappa1, d, beta, e))
+        b = e;
+      else
+        a = c;
+    }
+    const double u = 0.5 * (a + b), f = synchronization_rate_f(kappa, p.kappa1, d, beta, u);
+    if (f < best) best = f, best_u = u;
+  }
+  p.lambdabar_prime = -best;
+  p.argmin_u = best_u;
+  return p;
+}
+
+namespace {
+
+// Seed of replica r's own streams (Philox keys differ, so the streams are independent).
+std::uint64_t replica_seed(std::uint64_t seed, std::int64_t r) {
+  return seed + 0x9E3779B97F4A7C15ull * static_cast<std::uint64_t>(r + 1);
+}
+
+double distance(const double* a, const double* b, int d) {
+  double s = 0;
+  for (int k = 0; k < d; ++k) s += (a[k] - b[k]) * (a[k] - b[k]);
+  return std::sqrt(s);
+}
+
+}  // namespace
+
+PairExponents simulate_pair_exponents(MPI_Comm comm, const MlpKernel& kernel, const PairSimulation& sim) {
+  int rank = 0, size = 1;
+  TOKDYN_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  TOKDYN_MPI_CHECK(MPI_Comm_size(comm, &size));
+  const int d = kernel.d;
+  const std::int64_t L = sim.layers, R = sim.replicas;
+  const double dt = sim.horizon / static_cast<double>(L), h = std::sqrt(dt);
+  // logs[r, l]: sum of the log growth factors up to layer l, so log|X - Y|(t_l) = log r0 + logs[r, l].
+  std::vector<double> logs(static_cast<std::size_t>(R) * (L + 1), 0.0);
+  std::vector<double> xy(2 * d), g(2 * d), xi(d);
+  for (std::int64_t r = rank; r < R; r += size) {
+    MlpParams mp;
+    mp.width = sim.width;
+    mp.activation = kernel.act->name;
+    mp.sigma_u = kernel.sigma_u;
+    mp.sigma_w = kernel.sigma_w;
+    mp.seed = replica_seed(sim.seed, r);
+    RandomMlp mlp(mp, d);
+    const RandomStream start(mp.seed, Purpose::lyapunov);
+    start.normals(0, 0, xy.data(), d);
+    start.normals(0, 1, xi.data(), d);
+    normalize_rows(xy.data(), 1, d);
+    tangent_project(xy.data(), xi.data(), 1, d);
+    normalize_rows(xi.data(), 1, d);
+    for (int a = 0; a < d; ++a) xy[d + a] = xy[a] + sim.separation * xi[a];
+    normalize_rows(xy.data() + d, 1, d);
+    double sum = 0, before = distance(xy.data(), xy.data() + d, d);
+    for (std::int64_t l = 0; l < L; ++l) {
+      mlp.draw(l + 1);
+      mlp.apply(xy.data(), 2, g.data());  // the same layer for both tokens: the common noise
+      for (int k = 0; k < 2 * d; ++k) xy[k] += h * g[k];
+      normalize_rows(xy.data(), 2, d);
+      const double after = distance(xy.data(), xy.data() + d, d);
+      sum += std::log(after / before);
+      logs[static_cast<std::size_t>(r) * (L + 1) + l + 1] = sum;
+      // Back to separation r0 along the current direction: the pair stays in the linear regime.
+      for (int a = 0; a < d; ++a) xy[d + a] = xy[a] + sim.separation * (xy[d + a] - xy[a]) / after;
+      normalize_rows(xy.data() + d, 1, d);
+      before = distance(xy.data(), xy.data() + d, d);
+    }
+  }
+  // Each entry was written by one rank: the sum is exact, whatever the number of ranks.
+  TOKDYN_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, logs.data(), static_cast<int>(logs.size()), MPI_DOUBLE, MPI_SUM, comm));
+
+  PairExponents out;
+  const double log_r0 = std::log(sim.separation);
+  // Fit over [T/10, T] at up to 100 sample times: skips the relaxation of the initial direction.
+  std::vector<std::int64_t> samples;
+  const std::int64_t first = L / 10, stride = std::max<std::int64_t>(1, (L - first) / 100);
+  for (std::int64_t l = first; l <= L; l += stride) samples.push_back(l);
+  for (std::int64_t l = 0; l <= L; ++l) out.time.push_back(l * dt);
+  auto moments = [&](const std::vector<int>& w, std::int64_t l, double& mean, double& var, double& lms) {
+    double n = 0, s = 0, s2 = 0, m = -std::numeric_limits<double>::infinity();
+    for (std::int64_t r = 0; r < R; ++r)
+      if (w[r]) m = std::max(m, logs[r * (L + 1) + l]);
+    double e = 0;
+    for (std::int64_t r = 0; r < R; ++r) {
+      const double v = logs[r * (L + 1) + l];
+      n += w[r], s += w[r] * v, s2 += w[r] * v * v, e += w[r] * std::exp(2 * (v - m));
+    }
+    mean = s / n + log_r0;
+    var = s2 / n - (s / n) * (s / n);
+    lms = 2 * (m + log_r0) + std::log(e / n);  // log E|X - Y|^2, computed stably
+  };
+  const std::vector<int> all(R, 1);
+  for (std::int64_t l = 0; l <= L; ++l) {
+    double m, v, q;
+    moments(all, l, m, v, q);
+    out.mean_log.push_back(m);
+    out.var_log.push_back(v);
+    out.log_mean_square.push_back(q);
+  }
+  auto slope_of = [&](int which) {
+    return [&, which](const std::vector<int>& w) {
+      std::vector<double> t, y;
+      for (std::int64_t l : samples) {
+        double m, v, q;
+        moments(w, l, m, v, q);
+        t.push_back(l * dt);
+        y.push_back(which == 0 ? m : which == 1 ? v : q);
+      }
+      return least_squares_slope(t, y);
+    };
+  };
+  out.slope_mean_log = bootstrap(static_cast<int>(R), slope_of(0), 200, 0.05, sim.seed);
+  out.slope_var_log = bootstrap(static_cast<int>(R), slope_of(1), 200, 0.05, sim.seed);
+  out.slope_log_mean_square = bootstrap(static_cast<int>(R), slope_of(2), 200, 0.05, sim.seed);
+  return out;
+}
+
+}  // namespace tokdyn
