@@ -10,6 +10,8 @@ const std::vector<Command>& commands() {
        sde_schema, run_sde},
       {"lyapunov", "kernel constants and Lyapunov exponents of the noise: predicted and measured on token pairs",
        lyapunov_schema, run_lyapunov},
+      {"converge", "coupled convergence studies in depth L and width m over replicas (spec section 5)",
+       converge_schema, run_converge},
       {"bench", "throughput of the attention and pair-statistics passes (pairs/s) and of the MLP",
        bench_schema, run_bench},
   };

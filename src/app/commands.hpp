@@ -27,6 +27,8 @@ DeckSchema sde_schema();
 int run_sde(const Comm& comm, const DeckSchema& schema, const Arguments& args);
 DeckSchema lyapunov_schema();
 int run_lyapunov(const Comm& comm, const DeckSchema& schema, const Arguments& args);
+DeckSchema converge_schema();
+int run_converge(const Comm& comm, const DeckSchema& schema, const Arguments& args);
 DeckSchema bench_schema();
 int run_bench(const Comm& comm, const DeckSchema& schema, const Arguments& args);
 

@@ -16,9 +16,10 @@ std::string format_seconds(double s) {
 }
 
 Progress::Progress(const Comm& comm, std::int64_t first_layer, std::int64_t last_layer, double interval_seconds,
-                   double work_per_layer, std::string unit)
+                   double work_per_layer, std::string unit, std::string label)
     : comm_(comm), first_(first_layer), last_(last_layer), interval_(interval_seconds),
-      work_per_layer_(work_per_layer), unit_(std::move(unit)), start_(Clock::now()), last_print_(start_) {}
+      work_per_layer_(work_per_layer), unit_(std::move(unit)), label_(std::move(label)), start_(Clock::now()),
+      last_print_(start_) {}
 
 double Progress::elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
 
@@ -32,7 +33,8 @@ void Progress::update(std::int64_t layer) {
   const double done = static_cast<double>(layer - first_);
   const double remaining = done > 0 ? t / done * static_cast<double>(last_ - layer) : 0;
   char buf[256];
-  std::snprintf(buf, sizeof buf, "layer %lld/%lld  elapsed %s  remaining %s  %.3g %s/s", static_cast<long long>(layer),
+  std::snprintf(buf, sizeof buf, "%s %lld/%lld  elapsed %s  remaining %s  %.3g %s/s", label_.c_str(),
+                static_cast<long long>(layer),
                 static_cast<long long>(last_), format_seconds(t).c_str(), format_seconds(remaining).c_str(),
                 t > 0 ? done * work_per_layer_ / t : 0.0, unit_.c_str());
   comm_.print(buf);

@@ -4,7 +4,9 @@
 #include <cmath>
 #include <limits>
 
+#include "tokdyn/core/comm.hpp"
 #include "tokdyn/core/error.hpp"
+#include "tokdyn/core/progress.hpp"
 #include "tokdyn/core/random.hpp"
 #include "tokdyn/noise/random_mlp.hpp"
 #include "tokdyn/sphere/sphere.hpp"
@@ -57,11 +59,6 @@ LyapunovPrediction predict_lyapunov(const MlpKernel& kernel, double beta) {
 
 namespace {
 
-// Seed of replica r's own streams (Philox keys differ, so the streams are independent).
-std::uint64_t replica_seed(std::uint64_t seed, std::int64_t r) {
-  return seed + 0x9E3779B97F4A7C15ull * static_cast<std::uint64_t>(r + 1);
-}
-
 double distance(const double* a, const double* b, int d) {
   double s = 0;
   for (int k = 0; k < d; ++k) s += (a[k] - b[k]) * (a[k] - b[k]);
@@ -80,6 +77,9 @@ PairExponents simulate_pair_exponents(MPI_Comm comm, const MlpKernel& kernel, co
   // logs[r, l]: sum of the log growth factors up to layer l, so log|X - Y|(t_l) = log r0 + logs[r, l].
   std::vector<double> logs(static_cast<std::size_t>(R) * (L + 1), 0.0);
   std::vector<double> xy(2 * d), g(2 * d), xi(d);
+  const Comm c(comm);
+  Progress progress(c, 0, (R - rank + size - 1) / size, 10.0, static_cast<double>(L), "layers", "pair (rank 0)");
+  std::int64_t finished = 0;
   for (std::int64_t r = rank; r < R; r += size) {
     MlpParams mp;
     mp.width = sim.width;
@@ -110,6 +110,7 @@ PairExponents simulate_pair_exponents(MPI_Comm comm, const MlpKernel& kernel, co
       normalize_rows(xy.data() + d, 1, d);
       before = distance(xy.data(), xy.data() + d, d);
     }
+    progress.update(++finished);
   }
   // Each entry was written by one rank: the sum is exact, whatever the number of ranks.
   TOKDYN_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, logs.data(), static_cast<int>(logs.size()), MPI_DOUBLE, MPI_SUM, comm));

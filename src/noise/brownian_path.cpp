@@ -47,12 +47,21 @@ void BrownianPath::offset4(std::int64_t interval, std::int64_t k, std::int64_t g
 void BrownianPath::increments(std::int64_t step, double* out) const {
   const std::int64_t fine = std::int64_t(1) << levels_;
   const std::int64_t interval = step / fine, k = step % fine;
+  const std::int64_t groups = (coordinates_ + 3) / 4;
+  // Offsets are relative to the start of the base interval: reuse the previous end inside one interval.
+  const bool reuse = (step == cached_step_ + 1) && k != 0;
+  cached_end_.resize(4 * groups);
   double before[4], after[4];
-  for (std::int64_t g = 0; 4 * g < coordinates_; ++g) {
-    offset4(interval, k, g, before);
+  for (std::int64_t g = 0; g < groups; ++g) {
+    if (reuse)
+      std::copy(cached_end_.begin() + 4 * g, cached_end_.begin() + 4 * g + 4, before);
+    else
+      offset4(interval, k, g, before);
     offset4(interval, k + 1, g, after);
+    std::copy(after, after + 4, cached_end_.begin() + 4 * g);
     for (int c = 0; c < 4 && 4 * g + c < coordinates_; ++c) out[4 * g + c] = after[c] - before[c];
   }
+  cached_step_ = step;
 }
 
 void BrownianPath::values(std::int64_t step, double* out) const {

@@ -12,8 +12,9 @@ namespace tokdyn {
 class Progress {
  public:
   // work_per_layer and unit name the throughput ("pairs" per layer for attention).
+  // label names what is counted ("layer", or "replica" for studies).
   Progress(const Comm& comm, std::int64_t first_layer, std::int64_t last_layer, double interval_seconds,
-           double work_per_layer, std::string unit);
+           double work_per_layer, std::string unit, std::string label = "layer");
   // Call after finishing `layer`; prints when interval seconds have passed, and at the last layer.
   void update(std::int64_t layer);
   double elapsed() const;
@@ -23,7 +24,7 @@ class Progress {
   const Comm& comm_;
   std::int64_t first_, last_;
   double interval_, work_per_layer_;
-  std::string unit_;
+  std::string unit_, label_;
   Clock::time_point start_, last_print_;
   bool printed_ = false;
 };

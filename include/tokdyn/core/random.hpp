@@ -26,6 +26,11 @@ enum class Purpose : std::uint64_t {
   test = 1000,      // reserved for tests
 };
 
+// The seed of replica r of a study: a different Philox key, hence an independent set of streams.
+inline std::uint64_t replica_seed(std::uint64_t seed, std::int64_t replica) {
+  return seed + 0x9E3779B97F4A7C15ull * static_cast<std::uint64_t>(replica + 1);
+}
+
 class RandomStream {
  public:
   RandomStream(std::uint64_t seed, Purpose purpose) : seed_(seed), purpose_(purpose) {}

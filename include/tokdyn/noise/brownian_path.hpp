@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "tokdyn/core/random.hpp"
 
@@ -30,6 +31,10 @@ class BrownianPath {
   void offset4(std::int64_t interval, std::int64_t k, std::int64_t group, double* out4) const;
 
   RandomStream stream_;
+  // The end of the previous step's increments is the start of the next step's: reused when steps are
+  // taken in order (the values are recomputed bit for bit otherwise).
+  mutable std::int64_t cached_step_ = -1;
+  mutable std::vector<double> cached_end_;
   std::int64_t steps_, base_, coordinates_;
   int levels_;
   double horizon_;

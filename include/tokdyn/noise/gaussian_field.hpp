@@ -35,6 +35,7 @@ class GaussianField {
   virtual void variance(const double* x, std::int64_t n, double* v, double* grad_v) const = 0;
   // True when sum_k sigma_k(x)^2 is the same at every x (zonal): the Ito drift is then purely radial.
   virtual bool constant_variance() const = 0;
+  virtual std::unique_ptr<GaussianField> clone() const = 0;
   int dimension() const { return d_; }
 
  protected:
@@ -57,6 +58,7 @@ class FourierField final : public GaussianField {
   void evaluate(const double* x, std::int64_t n, double* phi) const override;
   void variance(const double* x, std::int64_t n, double* v, double* grad_v) const override;
   bool constant_variance() const override { return true; }
+  std::unique_ptr<GaussianField> clone() const override { return std::make_unique<FourierField>(*this); }
   const std::vector<double>& coefficients() const { return c_; }  // c_0 .. c_K
   double neglected_variance() const { return neglected_; }
 
@@ -75,6 +77,7 @@ class RandomFeatureField final : public GaussianField {
   void evaluate(const double* x, std::int64_t n, double* phi) const override;
   void variance(const double* x, std::int64_t n, double* v, double* grad_v) const override;
   bool constant_variance() const override { return false; }
+  std::unique_ptr<GaussianField> clone() const override { return std::make_unique<RandomFeatureField>(*this); }
 
  private:
   const Activation* act_;

@@ -1,0 +1,160 @@
+// tokdyn converge: the coupled depth (L) and width (m) convergence studies of spec section 5, over
+// replicas, with errors per level and a fitted log-log slope (bootstrap CI over replicas).
+#include <cmath>
+#include <cstdio>
+
+#include "commands.hpp"
+#include "tokdyn/core/blas.hpp"
+#include "tokdyn/core/error.hpp"
+#include "tokdyn/diagnostics/fit.hpp"
+#include "tokdyn/dynamics/convergence.hpp"
+#include "tokdyn/dynamics/sde.hpp"
+#include "tokdyn/dynamics/simulation.hpp"
+#include "tokdyn/io/run_file.hpp"
+#include "tokdyn/noise/random_mlp.hpp"
+
+namespace tokdyn {
+
+DeckSchema converge_schema() {
+  DeckSchema s;
+  s.add_text("run.output", "converge.h5", "result file (HDF5)");
+  s.add_int("run.seed", 1, "seed; replica r uses its own streams derived from it", 0);
+  s.add_int("run.tile", 256, "rows per BLAS tile of the attention", 1, 1 << 16);
+  s.add_real("run.progress_interval", 10.0, "seconds between progress lines (replicas of rank 0)", 0.0);
+  s.add_int("model.N", 64, "tokens N", 1, 1 << 20);
+  s.add_int("model.d", 5, "dimension d", 2, 1 << 16);
+  s.add_int("model.L", 64, "width study: depth L", 1);
+  s.add_real("model.T", 1.0, "horizon T", 0.0, 1e12, true);
+  add_attention_keys(s);
+  add_kernel_keys(s);
+  add_field_keys(s);
+  s.add_choice("converge.study", "depth", {"depth", "width"}, "depth: L = L0 2^j; width: m = m0 2^j");
+  s.add_int("converge.replicas", 8, "replicas (independent seeds) in this run", 1);
+  s.add_int("converge.first_replica", 0, "id of the first replica (sweeps give each task its own)", 0);
+  s.add_int("converge.levels", 4, "number of levels j = 0 .. levels-1", 1, 30);
+  s.add_int("converge.L0", 8, "depth: coarsest L", 1);
+  s.add_int("converge.m0", 16, "width: narrowest m", 1);
+  s.add_int("converge.task", -1, "a sweep's array task: only level task / replicas and replica task % replicas "
+             "(-1: every level and replica)", -1);
+  s.add_int("converge.reference_factor", 8, "depth: reference steps = factor x the finest L", 2);
+  s.add_choice("converge.reference_scheme", "heun", sde_schemes().names(), "depth: scheme of the reference SDE");
+  return s;
+}
+
+int run_converge(const Comm& comm, const DeckSchema& schema, const Arguments& args) {
+  const Deck deck = Deck::parse(schema, args.request.deck_path, args.request.overrides);
+  const std::string study = deck.get_text("converge.study");
+  ConvergenceSetup s;
+  s.n = deck.get_int("model.N");
+  s.d = static_cast<int>(deck.get_int("model.d"));
+  s.horizon = deck.get_real("model.T");
+  s.factor = deck.get_bool("attention.enabled") ? deck.get_real("attention.factor") : 0.0;
+  s.attention_style = deck.get_text("attention.style");
+  s.weights = attention_weights_from_deck(deck, s.d, comm.get());
+  s.tile = static_cast<int>(deck.get_int("run.tile"));
+  s.field_name = deck.get_text("noise.field");
+  s.field = field_params_from_deck(deck, s.d);
+  s.seed = static_cast<std::uint64_t>(deck.get_int("run.seed"));
+  s.progress_interval = deck.get_real("run.progress_interval");
+  const std::int64_t replicas = deck.get_int("converge.replicas"), first = deck.get_int("converge.first_replica");
+  const int levels = static_cast<int>(deck.get_int("converge.levels"));
+  const std::int64_t base = deck.get_int(study == "depth" ? "converge.L0" : "converge.m0");
+  const std::int64_t task = deck.get_int("converge.task");
+  if (task >= levels * replicas)
+    throw InputError("deck key 'converge.task' = " + std::to_string(task) + ": out of range (levels x replicas = " +
+                     std::to_string(levels * replicas) + ")");
+  std::vector<std::int64_t> values;
+  for (int j = 0; j < levels; ++j)
+    if (task < 0 || j == task / replicas) values.push_back(base << j);
+  for (std::int64_t r = 0; r < replicas; ++r)
+    if (task < 0 || r == task % replicas) s.replicas.push_back(first + r);
+
+  RunControl control;
+  control.output = deck.get_text("run.output");
+  control.partial = control.output + ".part";
+  control.checkpoint = control.output + ".ckpt.h5";
+  control.force = args.request.force;
+  control.resume = args.request.resume;
+  if (args.status) {
+    comm.print(run_status(comm, control));
+    return 0;
+  }
+  if (!prepare_output(comm, control)) return 0;
+
+  ConvergenceResult r;
+  std::int64_t reference = 0;
+  char line[256];
+  if (study == "depth") {
+    DepthStudy d;
+    d.layers = values;
+    reference = (base << (levels - 1)) * deck.get_int("converge.reference_factor");
+    d.reference_layers = reference;
+    d.reference_scheme = deck.get_text("converge.reference_scheme");
+    std::snprintf(line, sizeof line, "tokdyn converge depth: N = %lld, d = %d, T = %g, reference %s at L = %lld, %zu replicas, %s field",
+                  static_cast<long long>(s.n), s.d, s.horizon, d.reference_scheme.c_str(),
+                  static_cast<long long>(reference), s.replicas.size(), s.field_name.c_str());
+    comm.print(line);
+    r = run_depth_study(comm.get(), s, d);
+  } else {
+    WidthStudy w;
+    w.widths = values;
+    w.layers = deck.get_int("model.L");
+    std::snprintf(line, sizeof line, "tokdyn converge width: N = %lld, d = %d, L = %lld, T = %g, %zu replicas",
+                  static_cast<long long>(s.n), s.d, static_cast<long long>(w.layers), s.horizon, s.replicas.size());
+    comm.print(line);
+    r = run_width_study(comm.get(), s, w);
+  }
+
+  // Per level: mean over replicas with a normal 95% interval; slope of log mean against log level.
+  const std::size_t J = r.levels.size(), R = r.replicas.size();
+  comm.print(study == "depth" ? "      L   mse_grid (95% CI)                 mse_sup          mse_final"
+                              : "      m   mse (95% CI)                      mse_sup          mse_final");
+  for (std::size_t j = 0; j < J; ++j) {
+    double s1 = 0, s2 = 0, sup = 0, fin = 0;
+    for (std::size_t i = 0; i < R; ++i) {
+      const double e = r.mse_grid[i * J + j];
+      s1 += e, s2 += e * e, sup += r.mse_sup[i * J + j], fin += r.mse_final[i * J + j];
+    }
+    const double mean = s1 / R, sd = R > 1 ? std::sqrt(std::max(0.0, (s2 - R * mean * mean) / (R - 1))) : 0;
+    std::snprintf(line, sizeof line, "  %5lld   %.4e +- %.2e            %.4e       %.4e", static_cast<long long>(r.levels[j]),
+                  mean, 1.96 * sd / std::sqrt(static_cast<double>(R)), sup / R, fin / R);
+    comm.print(line);
+  }
+  if (J >= 2) {
+    auto slope = [&](const std::vector<double>& mse) {
+      return [&, J](const std::vector<int>& w) {
+        std::vector<double> lx, ly;
+        for (std::size_t j = 0; j < J; ++j) {
+          double s1 = 0, n = 0;
+          for (std::size_t i = 0; i < R; ++i) s1 += w[i] * mse[i * J + j], n += w[i];
+          lx.push_back(std::log(static_cast<double>(r.levels[j])));
+          ly.push_back(std::log(s1 / n));
+        }
+        return least_squares_slope(lx, ly);
+      };
+    };
+    const Estimate g = bootstrap(static_cast<int>(R), slope(r.mse_grid)), u = bootstrap(static_cast<int>(R), slope(r.mse_sup));
+    std::snprintf(line, sizeof line, "slope of log mse_grid: %.3f [%.3f, %.3f]; of log mse_sup: %.3f [%.3f, %.3f] (expected -1)",
+                  g.value, g.low, g.high, u.value, u.low, u.high);
+    comm.print(line);
+  }
+
+  RunInfo info{"converge", deck.resolved_text(), s.seed, 0, s.d};
+  RunFile file = RunFile::create(control.partial, comm.get(), info);
+  const hid_t g = file.study_group("converge");
+  h5::write_attribute(g, "study", study);
+  h5::write_attribute(g, "reference_layers", reference);
+  std::vector<double> lv(r.levels.begin(), r.levels.end()), rp(r.replicas.begin(), r.replicas.end());
+  h5::write_vector(g, "levels", lv, comm.get());
+  h5::write_vector(g, "replicas", rp, comm.get());
+  h5::write_vector(g, "mse_grid", r.mse_grid, comm.get(), {R, J});
+  h5::write_vector(g, "mse_sup", r.mse_sup, comm.get(), {R, J});
+  h5::write_vector(g, "mse_final", r.mse_final, comm.get(), {R, J});
+  file.set_status("complete");
+  file.close();
+  finish_output(comm, control);
+  comm.print("wrote '" + control.output + "'");
+  return 0;
+}
+
+}  // namespace tokdyn
