@@ -17,13 +17,13 @@ DeckSchema lyapunov_schema() {
   s.add_text("run.output", "lyapunov.h5", "result file (HDF5); empty: print only");
   s.add_int("run.seed", 1, "seed of the pair simulations", 0);
   s.add_int("model.d", 5, "dimension d", 2, 1 << 20);
-  s.add_int("model.L", 2000, "layers of the pair simulation", 1);
+  s.add_int("model.L", 500, "layers of the pair simulation", 1);
   s.add_real("model.T", 20.0, "horizon T of the pair simulation", 0.0, 1e12, true);
   s.add_real("attention.beta", 1.0, "beta of F(u) and lambdabar'", 0.0, 1e6, true);
   add_kernel_keys(s);
   s.add_int("mlp.width", 32, "MLP width m of the pair simulation", 1, 1 << 24);
   s.add_bool("lyapunov.simulate", true, "measure the exponents on pairs of nearby tokens");
-  s.add_int("lyapunov.replicas", 1000, "independent pairs", 2);
+  s.add_int("lyapunov.replicas", 4000, "independent pairs", 2);
   s.add_real("lyapunov.separation", 1e-6, "initial (and renormalised) distance r0 of a pair", 0.0, 1e-2, true);
   return s;
 }

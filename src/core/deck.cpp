@@ -180,14 +180,14 @@ Deck Deck::parse(const DeckSchema& schema, const std::string& deck_path, const s
       throw InputError("deck '" + deck_path + "': " + e.what());
     }
   }
-  // Overrides "--section.key=value" (the value may be empty), checked against the schema.
+  // Overrides "--section.key=value" (the value may be empty), checked against the schema; a key given
+  // twice takes its last value, so job scripts can append to what the user passed.
   for (const std::string& o : overrides) {
     const std::string body = o.rfind("--", 0) == 0 ? o.substr(2) : o;
     const auto eq = body.find('=');
     const std::string key = body.substr(0, eq);
     if (!schema.find(key)) throw InputError("unknown key '" + key + "' on the command line");
     if (eq == std::string::npos) throw InputError("deck key '" + key + "' on the command line needs a value");
-    if (from_line.count(key)) throw InputError("deck key '" + key + "' given twice on the command line");
     from_line[key] = trim(body.substr(eq + 1));
   }
   for (const KeySpec& k : schema.keys()) deck.values_[k.name] = k.default_text;

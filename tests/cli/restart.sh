@@ -42,4 +42,11 @@ grep -q "nothing to do" log.txt || fail "--resume on a complete run: $(cat log.t
 cp full.h5 crashed.h5.part
 run "$np" "${deck[@]}" --run.output=crashed.h5 --resume > /dev/null
 compare full.h5 crashed.h5 --tol 0
+# The SDE (Heun, Fourier field: the Brownian path is recomputed from its keys after the restart).
+sde=(sde --model.N=30 --model.d=2 --model.L=64 --model.T=2 --noise.field=fourier --attention.beta=2
+     --diagnostics.every=4 --run.progress_interval=100)
+run "$np" "${sde[@]}" --run.output=sde-full.h5 > /dev/null
+run "$np" "${sde[@]}" --run.output=sde-cut.h5 --run.stop_at_layer=23 > /dev/null
+run "$np" "${sde[@]}" --run.output=sde-cut.h5 --resume > /dev/null
+compare sde-full.h5 sde-cut.h5 --tol 0
 echo "restart at $np ranks: bitwise; continued at $other ranks: within 1e-12"

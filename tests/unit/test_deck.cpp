@@ -36,12 +36,12 @@ std::string error_of(const DeckSchema& s, const std::string& path, std::vector<s
 TEST(Deck, DefaultsFileAndOverridesInOrderOfPrecedence) {
   const DeckSchema s = schema();
   const std::string path = write_deck("deck_ok.ini", "# comment\n[model]\nN = 128\nT = 2.5\n[mlp]\nactivation = tanh\n");
-  const Deck d = Deck::parse(s, path, {"--model.N=256", "--mlp.enabled=no"});
-  EXPECT_EQ(d.get_int("model.N"), 256);
+  const Deck d = Deck::parse(s, path, {"--model.N=256", "--mlp.enabled=no", "--model.N=300", "--run.output="});
+  EXPECT_EQ(d.get_int("model.N"), 300);  // the last of repeated overrides wins
+  EXPECT_EQ(d.get_text("run.output"), "");
   EXPECT_DOUBLE_EQ(d.get_real("model.T"), 2.5);
   EXPECT_FALSE(d.get_bool("mlp.enabled"));
   EXPECT_EQ(d.get_text("mlp.activation"), "tanh");
-  EXPECT_EQ(d.get_text("run.output"), "run.h5");
 }
 
 TEST(Deck, ResolvedTextRoundTripsAndIsCanonical) {
