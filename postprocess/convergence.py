@@ -58,6 +58,9 @@ import sys
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tokdyn_h5 import to_scalar, to_str  # noqa: E402
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -78,20 +81,7 @@ class ConvergenceError(Exception):
     """Input that cannot be read, merged or fitted."""
 
 
-def to_str(value):
-    """Return an HDF5 string attribute as str (h5py may give bytes or str)."""
-    if isinstance(value, np.ndarray):
-        value = value.item() if value.size == 1 else value.tolist()
-    if isinstance(value, (bytes, np.bytes_)):
-        return value.decode("utf-8", errors="replace")
-    return str(value)
 
-
-def to_scalar(value):
-    """Return a numeric HDF5 attribute as a Python scalar."""
-    if isinstance(value, np.ndarray):
-        value = value.reshape(-1)[0]
-    return value.item() if hasattr(value, "item") else value
 
 
 def warn(message):

@@ -4,9 +4,8 @@
 
 #include "commands.hpp"
 #include "tokdyn/attention/attention.hpp"
-#include "tokdyn/core/blas.hpp"
-#include "tokdyn/dynamics/initial_tokens.hpp"
 #include "tokdyn/dynamics/sde.hpp"
+#include "tokdyn/dynamics/initial_tokens.hpp"
 #include "tokdyn/dynamics/simulation.hpp"
 #include "tokdyn/noise/random_mlp.hpp"
 
@@ -28,16 +27,10 @@ DeckSchema sde_schema() {
 }
 
 int run_sde(const Comm& comm, const DeckSchema& schema, const Arguments& args) {
-  const ResolvedRun resolved = resolve_run(comm, schema, args.request, "sde");
-  const Deck& deck = resolved.deck;
-  RunControl control = run_control_from_deck(deck);
-  control.force = args.request.force;
-  control.resume = args.request.resume;
-  if (args.status) {
-    comm.print(run_status(comm, control));
-    return 0;
-  }
-  set_blas_threads(static_cast<int>(deck.get_int("run.blas_threads")));
+  std::optional<RunSetup> run_setup;
+  if (!prepare_run(comm, schema, args.request, args.status, "sde", run_setup)) return 0;
+  const Deck& deck = run_setup->resolved.deck;
+  const RunControl& control = run_setup->control;
 
   SdeSetup setup;
   SdeParams& p = setup.params;
@@ -52,14 +45,7 @@ int run_sde(const Comm& comm, const DeckSchema& schema, const Arguments& args) {
   const Partition partition(p.n, comm.size());
   setup.n_local = partition.count(comm.rank());
   setup.seed = static_cast<std::uint64_t>(deck.get_int("run.seed"));
-  if (deck.get_bool("attention.enabled") && p.factor != 0) {
-    AttentionContext context;
-    context.comm = comm.get();
-    context.partition = partition;
-    context.weights = attention_weights_from_deck(deck, p.d, comm.get());
-    context.tile = control.tile;
-    setup.attention = attention_styles().make(deck.get_text("attention.style"), context);
-  }
+  setup.attention = attention_from_deck(deck, comm.get(), partition, p.d, control.tile);
   if (p.noise) setup.field = field_styles().make(deck.get_text("noise.field"), field_params_from_deck(deck, p.d));
   const std::int64_t modes = setup.field ? setup.field->modes() : 0;
   auto scheme = sde_schemes().make(deck.get_text("sde.scheme"), setup);
@@ -73,13 +59,7 @@ int run_sde(const Comm& comm, const DeckSchema& schema, const Arguments& args) {
                 static_cast<long long>(p.n), p.d, static_cast<long long>(p.steps), p.horizon, comm.size(),
                 comm.size() == 1 ? "" : "s");
   comm.print(line);
-  std::vector<double> x(static_cast<std::size_t>(setup.n_local) * p.d);
-  if (resolved.checkpoint) {
-    simulation.resume(resolved.checkpoint_path, *resolved.checkpoint, x);
-  } else {
-    initial_tokens(deck, comm, partition, p.d, x);
-    simulation.start(x);
-  }
+  simulation.run(*run_setup);
   return 0;
 }
 

@@ -3,7 +3,6 @@
 
 #include "commands.hpp"
 #include "tokdyn/attention/attention.hpp"
-#include "tokdyn/core/blas.hpp"
 #include "tokdyn/dynamics/initial_tokens.hpp"
 #include "tokdyn/dynamics/simulation.hpp"
 #include "tokdyn/dynamics/transformer.hpp"
@@ -21,17 +20,10 @@ DeckSchema transformer_schema() {
 }
 
 int run_transformer(const Comm& comm, const DeckSchema& schema, const Arguments& args) {
-  const ResolvedRun resolved = resolve_run(comm, schema, args.request, "transformer");
-  const Deck& deck = resolved.deck;
-  RunControl control = run_control_from_deck(deck);
-  control.force = args.request.force;
-  control.resume = args.request.resume;
-  if (args.status) {
-    const std::string status = run_status(comm, control);
-    comm.print(status);
-    return 0;
-  }
-  set_blas_threads(static_cast<int>(deck.get_int("run.blas_threads")));
+  std::optional<RunSetup> setup;
+  if (!prepare_run(comm, schema, args.request, args.status, "transformer", setup)) return 0;
+  const Deck& deck = setup->resolved.deck;
+  const RunControl& control = setup->control;
 
   TransformerParams p;
   p.n = deck.get_int("model.N");
@@ -40,20 +32,10 @@ int run_transformer(const Comm& comm, const DeckSchema& schema, const Arguments&
   p.horizon = deck.get_real("model.T");
   p.factor = deck.get_real("attention.factor");
   const Partition partition(p.n, comm.size());
-  const std::int64_t n_local = partition.count(comm.rank());
-
-  std::unique_ptr<Attention> attention;
-  if (deck.get_bool("attention.enabled") && p.factor != 0) {
-    AttentionContext context;
-    context.comm = comm.get();
-    context.partition = partition;
-    context.weights = attention_weights_from_deck(deck, p.d, comm.get());
-    context.tile = control.tile;
-    attention = attention_styles().make(deck.get_text("attention.style"), context);
-  }
   std::optional<RandomMlp> mlp;
   if (deck.get_bool("mlp.enabled")) mlp.emplace(mlp_params_from_deck(deck), p.d);
-  Transformer model(p, n_local, std::move(attention), std::move(mlp));
+  Transformer model(p, partition.count(comm.rank()), attention_from_deck(deck, comm.get(), partition, p.d, control.tile),
+                    std::move(mlp));
   PairStatisticsPass statistics(comm.get(), partition, p.d, control.beta, control.bins, control.tile);
 
   RunInfo info{"transformer", deck.resolved_text(), static_cast<std::uint64_t>(deck.get_int("run.seed")), p.n, p.d};
@@ -63,13 +45,7 @@ int run_transformer(const Comm& comm, const DeckSchema& schema, const Arguments&
                 static_cast<long long>(p.n), p.d, static_cast<long long>(p.layers), p.horizon, comm.size(),
                 comm.size() == 1 ? "" : "s", control.output.c_str());
   comm.print(line);
-  std::vector<double> x(static_cast<std::size_t>(n_local) * p.d);
-  if (resolved.checkpoint) {
-    simulation.resume(resolved.checkpoint_path, *resolved.checkpoint, x);
-  } else {
-    initial_tokens(deck, comm, partition, p.d, x);
-    simulation.start(x);
-  }
+  simulation.run(*setup);
   return 0;
 }
 

@@ -89,6 +89,17 @@ AttentionWeights attention_weights_from_deck(const Deck& deck, int d, MPI_Comm c
   return w;
 }
 
+std::unique_ptr<Attention> attention_from_deck(const Deck& deck, MPI_Comm comm, const Partition& partition, int d,
+                                               int tile) {
+  if (!deck.get_bool("attention.enabled") || deck.get_real("attention.factor") == 0) return nullptr;
+  AttentionContext context;
+  context.comm = comm;
+  context.partition = partition;
+  context.weights = attention_weights_from_deck(deck, d, comm);
+  context.tile = tile;
+  return attention_styles().make(deck.get_text("attention.style"), context);
+}
+
 AttentionWeights identity_attention_weights(int d, double beta) {
   AttentionWeights w;
   w.d = d;

@@ -3,7 +3,9 @@
 #include <cmath>
 #include <filesystem>
 
+#include "tokdyn/core/blas.hpp"
 #include "tokdyn/core/error.hpp"
+#include "tokdyn/dynamics/initial_tokens.hpp"
 #include "tokdyn/core/signals.hpp"
 #include "tokdyn/core/progress.hpp"
 
@@ -105,6 +107,28 @@ std::string run_status(const Comm& comm, const RunControl& control) {
   if (exists_on_root(comm, control.output)) return status_of(control.output);
   if (exists_on_root(comm, control.partial)) return status_of(control.partial);
   return "absent";
+}
+
+bool prepare_run(const Comm& comm, const DeckSchema& schema, const RunRequest& request, bool status_only,
+                 const std::string& command, std::optional<RunSetup>& setup) {
+  ResolvedRun resolved = resolve_run(comm, schema, request, command);
+  RunControl control = run_control_from_deck(resolved.deck);
+  control.force = request.force;
+  control.resume = request.resume;
+  if (status_only) {
+    comm.print(run_status(comm, control));
+    return false;
+  }
+  set_blas_threads(static_cast<int>(resolved.deck.get_int("run.blas_threads")));
+  setup.emplace(RunSetup{std::move(resolved), control});
+  return true;
+}
+
+std::string Simulation::run(const RunSetup& setup) {
+  std::vector<double> x(static_cast<std::size_t>(partition_.count(comm_.rank())) * info_.d);
+  if (setup.resolved.checkpoint) return resume(setup.resolved.checkpoint_path, *setup.resolved.checkpoint, x);
+  initial_tokens(setup.resolved.deck, comm_, partition_, info_.d, x);
+  return start(x);
 }
 
 Simulation::Simulation(const Comm& comm, const RunControl& control, const RunInfo& info, std::int64_t layers,

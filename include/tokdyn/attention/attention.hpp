@@ -45,6 +45,10 @@ const AttentionRegistry& attention_styles();
 // Deck keys of the [attention] section, and the weights they describe (identity, gaussian, file).
 void add_attention_keys(DeckSchema& schema);
 AttentionWeights attention_weights_from_deck(const Deck& deck, int d, MPI_Comm comm);
+// The deck's attention on comm over the given tokens; null when attention.enabled is false or the
+// attention factor is 0 (the sub-step is skipped).
+std::unique_ptr<Attention> attention_from_deck(const Deck& deck, MPI_Comm comm, const Partition& partition, int d,
+                                               int tile);
 // Q = K = V = I: logits beta <x, y>, the case of the spec's closed forms.
 AttentionWeights identity_attention_weights(int d, double beta);
 

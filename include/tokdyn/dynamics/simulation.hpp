@@ -61,6 +61,15 @@ void finish_output(const Comm& comm, const RunControl& control);
 // Status of the run a deck describes: absent | running | checkpointed | failed | complete.
 std::string run_status(const Comm& comm, const RunControl& control);
 
+// The common start of a time-stepping command: the resolved deck and its run control (with --force and
+// --resume); sets the BLAS threads. Returns false after printing the status when only --status was asked.
+struct RunSetup {
+  ResolvedRun resolved;
+  RunControl control;
+};
+bool prepare_run(const Comm& comm, const DeckSchema& schema, const RunRequest& request, bool status_only,
+                 const std::string& command, std::optional<RunSetup>& setup);
+
 class Simulation {
  public:
   Simulation(const Comm& comm, const RunControl& control, const RunInfo& info, std::int64_t layers,
@@ -71,6 +80,8 @@ class Simulation {
   std::string start(std::vector<double>& x);
   // Continues a checkpoint: x is filled from it.
   std::string resume(const std::string& checkpoint_path, const CheckpointInfo& info, std::vector<double>& x);
+  // Resumes the run's checkpoint if it has one, else starts from the deck's initial tokens.
+  std::string run(const RunSetup& setup);
 
  private:
   std::string loop(std::int64_t first_layer, std::vector<double>& x);
