@@ -69,12 +69,7 @@ int run_converge(const Comm& comm, const DeckSchema& schema, const Arguments& ar
   for (std::int64_t r = 0; r < replicas; ++r)
     if (task < 0 || r == task % replicas) s.replicas.push_back(first + r);
 
-  RunControl control;
-  control.output = deck.get_text("run.output");
-  control.partial = control.output + ".part";
-  control.checkpoint = control.output + ".ckpt.h5";
-  control.force = args.request.force;
-  control.resume = args.request.resume;
+  const RunControl control = study_control(deck.get_text("run.output"), args.request);
   if (args.status) {
     comm.print(run_status(comm, control));
     return 0;

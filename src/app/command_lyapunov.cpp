@@ -86,12 +86,7 @@ int run_lyapunov(const Comm& comm, const DeckSchema& schema, const Arguments& ar
 
   const std::string output = deck.get_text("run.output");
   if (output.empty()) return 0;
-  RunControl control;
-  control.output = output;
-  control.partial = output + ".part";
-  control.checkpoint = output + ".ckpt.h5";
-  control.force = args.request.force;
-  control.resume = args.request.resume;
+  const RunControl control = study_control(output, args.request);
   if (!prepare_output(comm, control)) return 0;
   RunInfo info{"lyapunov", deck.resolved_text(), static_cast<std::uint64_t>(deck.get_int("run.seed")), 0, d};
   RunFile file = RunFile::create(control.partial, comm.get(), info);

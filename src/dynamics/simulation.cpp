@@ -136,6 +136,17 @@ Simulation::Simulation(const Comm& comm, const RunControl& control, const RunInf
     : comm_(comm), control_(control), info_(info), layers_(layers), partition_(partition), dynamics_(dynamics),
       statistics_(statistics) {}
 
+RunControl study_control(const std::string& output, const RunRequest& request) {
+  if (output.empty()) throw InputError("deck key 'run.output' is empty");
+  RunControl c;
+  c.output = output;
+  c.partial = output + ".part";
+  c.checkpoint = default_checkpoint(output);
+  c.force = request.force;
+  c.resume = request.resume;
+  return c;
+}
+
 bool prepare_output(const Comm& comm, const RunControl& control) {
   const fs::path dir = fs::path(control.output).parent_path();
   require_all(comm.get(), !comm.root() || dir.empty() || fs::is_directory(dir),

@@ -53,6 +53,8 @@ struct ResolvedRun {
 ResolvedRun resolve_run(const Comm& comm, const DeckSchema& schema, const RunRequest& request,
                         const std::string& command);
 
+// Run control of a command without a layer loop (a study): its output file and the request's flags.
+RunControl study_control(const std::string& output, const RunRequest& request);
 // The output's life for commands without a layer loop: refuse to replace files unless --force
 // (returns false for --resume on a finished output: nothing to do), and rename OUTPUT.part -> OUTPUT.
 bool prepare_output(const Comm& comm, const RunControl& control);
