@@ -21,15 +21,16 @@ echo "slurm: grid array complete (15 run files)"
 
 # Checkpoint before the time limit: SIGUSR1 to the batch shell (what --signal=B:USR1@120 sends) reaches
 # the ranks, the run checkpoints, the job requeues itself and the second start finishes the run with
-# --resume; the result equals an uninterrupted run bit for bit.
-deck=(--model.N=256 --model.d=8 --model.L=1500 --model.T=10 --mlp.width=512 --diagnostics.every=10
+# --resume; the result equals an uninterrupted run bit for bit. The signal goes out as soon as the
+# first progress line appears; L is long enough (about 5 s of layers at 6e5 token-layers/s) that
+# the run cannot finish first however fast the machine is.
+deck=(--model.N=256 --model.d=8 --model.L=12000 --model.T=10 --mlp.width=512 --diagnostics.every=10
       --run.progress_interval=0.2)
 job=tokdyn-requeue-$$
 (
   for _ in $(seq 600); do
     id=$(squeue -h -n "$job" -t RUNNING -o %i 2>/dev/null | head -n 1)
     if [ -n "$id" ] && grep -q "^layer" "$job".out 2>/dev/null; then
-      sleep 0.5
       scancel --batch --signal=USR1 "$id"
       exit 0
     fi
