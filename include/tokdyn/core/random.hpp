@@ -23,6 +23,7 @@ enum class Purpose : std::uint64_t {
   field_u = 10,     // quenched random features: U_k, b_k
   field_z = 11,     // exact-in-law field couplings: Z
   lyapunov = 12,    // pair simulations for Lyapunov exponents
+  sliced_w2 = 13,   // projection directions of the sliced 2-Wasserstein distance
   test = 1000,      // reserved for tests
 };
 
