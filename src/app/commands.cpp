@@ -12,6 +12,8 @@ const std::vector<Command>& commands() {
        lyapunov_schema, run_lyapunov},
       {"converge", "coupled convergence studies in depth L and width m over replicas (spec section 5)",
        converge_schema, run_converge},
+      {"meanfield", "mean-field SPDE conditional on the common noise: grid (S^1) or weighted quadrature points",
+       meanfield_schema, run_meanfield},
       {"bench", "throughput of the attention and pair-statistics passes (pairs/s) and of the MLP",
        bench_schema, run_bench},
   };

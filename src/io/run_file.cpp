@@ -32,14 +32,14 @@ RunFile RunFile::create(const std::string& path, MPI_Comm comm, const RunInfo& i
   h5::write_attribute(f.file_, "start_time", now_iso8601(comm));
   h5::write_attribute(f.file_, "end_time", std::string());
   h5::write_attribute(f.file_, "status", std::string("running"));
-  if (info.n == 0) return f;  // a study without token trajectories
-  f.tokens_ = h5::create_group(f.file_, "tokens");
   f.diagnostics_ = h5::create_group(f.file_, "diagnostics");
+  f.series("layer", H5T_STD_I64LE, {});
+  f.series("time", H5T_IEEE_F64LE, {});
+  if (info.n == 0) return f;  // a study or a mean-field run: no token trajectories
+  f.tokens_ = h5::create_group(f.file_, "tokens");
   f.snap_x_ = h5::create_series(f.tokens_, "X", H5T_IEEE_F64LE, {hsize_t(info.n), hsize_t(info.d)});
   f.snap_layer_ = h5::create_series(f.tokens_, "layer", H5T_STD_I64LE, {});
   f.snap_time_ = h5::create_series(f.tokens_, "time", H5T_IEEE_F64LE, {});
-  f.series("layer", H5T_STD_I64LE, {});
-  f.series("time", H5T_IEEE_F64LE, {});
   return f;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 #include <vector>
 
 namespace tokdyn {
@@ -62,6 +63,36 @@ void BrownianPath::increments(std::int64_t step, double* out) const {
     for (int c = 0; c < 4 && 4 * g + c < coordinates_; ++c) out[4 * g + c] = after[c] - before[c];
   }
   cached_step_ = step;
+}
+
+void BrownianPath::increments_block(std::int64_t first, std::int64_t count, double* out) const {
+  const std::int64_t fine = std::int64_t(1) << levels_;
+  if (count < 1 || (count & (count - 1)) != 0 || first % count != 0 || count > fine)
+    throw std::invalid_argument("BrownianPath::increments_block: count must be a power of two dividing first and 2^J");
+  const std::int64_t interval = first / fine, k0 = first % fine;
+  const std::int64_t groups = (coordinates_ + 3) / 4;
+  std::vector<double> v((count + 1) * 4);  // [count + 1, 4] offsets at fine points k0 .. k0 + count
+  for (std::int64_t g = 0; g < groups; ++g) {
+    offset4(interval, k0, g, v.data());
+    offset4(interval, k0 + count, g, v.data() + 4 * count);
+    // Midpoints level by level, with the arithmetic of offset4 (same keys, same len, same midpoint formula),
+    // hence the same bits.
+    for (std::int64_t half = count / 2; half >= 1; half /= 2) {
+      int lj = levels_;  // the level j of midpoints at odd multiples of `half`: fine / 2^j = half
+      for (std::int64_t h = half; h > 1; h /= 2) --lj;
+      double len = horizon_ / static_cast<double>(base_);  // length of the level-(j-1) intervals, as offset4
+      for (int i = 1; i < lj; ++i) len /= 2;
+      const double s = std::sqrt(len / 4);
+      for (std::int64_t p = half; p < count; p += 2 * half) {
+        const std::int64_t odd = (k0 + p) >> (levels_ - lj);
+        const auto z = stream_.normal4(static_cast<std::uint64_t>(interval), g, (std::uint64_t(1) << lj) | odd);
+        for (int c = 0; c < 4; ++c) v[4 * p + c] = 0.5 * (v[4 * (p - half) + c] + v[4 * (p + half) + c]) + s * z[c];
+      }
+    }
+    for (std::int64_t t = 0; t < count; ++t)
+      for (int c = 0; c < 4 && 4 * g + c < coordinates_; ++c)
+        out[t * coordinates_ + 4 * g + c] = v[4 * (t + 1) + c] - v[4 * t + c];
+  }
 }
 
 void BrownianPath::values(std::int64_t step, double* out) const {

@@ -62,3 +62,25 @@ TEST(BrownianPath, ValueAtTheHorizonHasVarianceT) {
   for (double x : v) s2 += x * x;
   EXPECT_NEAR(s2 / coords, 1.5, 5 * 1.5 * std::sqrt(2.0 / coords));
 }
+
+// The top-down block fill gives the very increments of the step-by-step walk (same keys, same arithmetic),
+// for blocks of every size, inside and at the ends of base intervals, with an odd base (L = 3 * 2^6).
+TEST(BrownianPath, BlockIncrementsEqualStepIncrementsBitwise) {
+  const std::int64_t coords = 6;  // not a multiple of 4: the last group is partial
+  BrownianPath path(11, 3 * 64, 2.5, coords);
+  std::vector<double> step(coords);
+  for (std::int64_t count : {1, 2, 8, 64}) {
+    std::vector<double> block(count * coords);
+    for (std::int64_t first = 0; first < 3 * 64; first += count) {
+      path.increments_block(first, count, block.data());
+      for (std::int64_t s = 0; s < count; ++s) {
+        path.increments(first + s, step.data());
+        for (std::int64_t c = 0; c < coords; ++c)
+          ASSERT_EQ(block[s * coords + c], step[c]) << "count " << count << " step " << first + s << " coord " << c;
+      }
+    }
+  }
+  std::vector<double> block(128 * coords);
+  EXPECT_THROW(path.increments_block(0, 128, block.data()), std::invalid_argument);  // 128 > 2^J = 64
+  EXPECT_THROW(path.increments_block(4, 8, block.data()), std::invalid_argument);    // not aligned
+}

@@ -3,7 +3,7 @@
 //                     end_time, status = running | checkpointed | complete | failed
 //   /tokens/X         [snapshots, N, d];  /tokens/layer, /tokens/time [snapshots]
 //   /diagnostics/*    one series per observable, indexed like /diagnostics/layer
-//   /<study>/*        study-specific results (n = 0 in RunInfo: no /tokens)
+//   /<study>/*        study-specific results (n = 0 in RunInfo: no /tokens, /diagnostics may stay empty)
 #pragma once
 
 #include <mpi.h>

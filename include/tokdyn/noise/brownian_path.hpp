@@ -18,6 +18,10 @@ class BrownianPath {
 
   // out[c] = B_c(t_{l+1}) - B_c(t_l), t_l = l T / L, for every coordinate c.
   void increments(std::int64_t step, double* out) const;
+  // out[s, c] = increments of steps first .. first + count - 1, count a power of two with first % count == 0
+  // and count <= 2^J: the same values as increments(), by filling the bridge top-down (one normal per point
+  // instead of J), for the sub-steps of a coarser step.
+  void increments_block(std::int64_t first, std::int64_t count, double* out) const;
   // out[c] = B_c(t_l) (sums the base increments before l: O(b) per call; for checks and tests).
   void values(std::int64_t step, double* out) const;
 

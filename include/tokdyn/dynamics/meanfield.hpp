@@ -1,0 +1,71 @@
+// Solvers of the mean-field SPDE of spec section 4 (the law of one token given the common noise),
+// chosen by name: an Eulerian density on a grid of the circle, or Lagrangian weighted points on any sphere.
+// Both see the common noise of the particle SDE (same field modes, same Brownian path for the same seed).
+#pragma once
+
+#include <hdf5.h>
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tokdyn/core/registry.hpp"
+
+namespace tokdyn {
+
+class Deck;
+class DeckSchema;
+
+// The initial law mu_0 by its density relative to the uniform measure on S^{d-1}, in the first coordinate:
+// cosine: 1 + a x_1 (a in [0, 1]; on S^1 the density (1 + a cos theta) / 2 pi); von-mises: e^{c x_1} / Z.
+struct InitialDensity {
+  std::string kind = "cosine";
+  double amplitude = 0.5;      // a
+  double concentration = 1.0;  // c
+  // Unnormalised density relative to uniform at a point with first coordinate x1 (<= its maximum, max_relative()).
+  double relative(double x1) const;
+  double max_relative() const;
+};
+
+struct MeanFieldObservables {
+  double mass = 0;          // total mass (1 up to round-off)
+  double energy = 0;        // E_beta(mu) = (1/2) int int (e^beta - e^{beta <x, y>}) dmu dmu
+  double min_density = 0;   // grid: smallest cell density (positivity); points: smallest mass
+  std::vector<double> mean; // [d]: int x dmu
+  std::int64_t substeps = 1;  // sub-steps of the last layer (grid: CFL)
+};
+
+class MeanFieldSolver {
+ public:
+  virtual ~MeanFieldSolver() = default;
+  // Advances the measure from layer `layer` to layer + 1 (time t_l = l T / L). Collective.
+  virtual void step(std::int64_t layer) = 0;
+  // Observables of the current measure; beta is the energy's (diagnostics.beta). Collective.
+  virtual MeanFieldObservables observe(double beta) = 0;
+  // False when the state holds NaN or Inf on any rank. Collective.
+  virtual bool finite() = 0;
+  // Appends the current measure as row `row` of the solver's snapshot series in group. Collective.
+  virtual void write_snapshot(hid_t group, std::uint64_t row) = 0;
+  // Size of the discretisation (cells or points) and its unit, for the progress line.
+  virtual std::int64_t size() const = 0;
+  virtual std::string size_unit() const = 0;
+};
+
+// What a solver is built from: the deck (keys of meanfield_keys and the shared sections) and the communicator.
+struct MeanFieldSetup {
+  const Deck* deck = nullptr;
+  MPI_Comm comm = MPI_COMM_WORLD;
+};
+
+using MeanFieldRegistry = Registry<MeanFieldSolver, const MeanFieldSetup&>;
+const MeanFieldRegistry& meanfield_solvers();
+
+// [meanfield] keys: solver, cells, points, cfl, initial density.
+void add_meanfield_keys(DeckSchema& schema);
+// Every key of `tokdyn meanfield`: run, diagnostics, model (d, L, T), attention, kernel, noise, meanfield.
+DeckSchema meanfield_schema();
+InitialDensity initial_density_from_deck(const Deck& deck);
+
+}  // namespace tokdyn

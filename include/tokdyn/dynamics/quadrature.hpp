@@ -1,0 +1,47 @@
+// Lagrangian solver of the mean-field SPDE on any S^{d-1}: mu_t = sum_j w_j delta_{X^j_t} with the
+// quadrature points of mu_0 (equispaced, Fibonacci or low-discrepancy points, masses proportional to the
+// initial density) moved by the McKean-Vlasov dynamics: the particle SDE with weighted attention, driven
+// by the common noise (the SPDE maps weighted empirical measures to weighted empirical measures).
+// Stratonovich Heun with 2^q steps per layer, on the Brownian path of L 2^q steps (shared with the grid).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "tokdyn/core/partition.hpp"
+#include "tokdyn/diagnostics/pair_statistics.hpp"
+#include "tokdyn/dynamics/meanfield.hpp"
+#include "tokdyn/dynamics/sde.hpp"
+#include "tokdyn/io/hdf5.hpp"
+
+namespace tokdyn {
+
+class QuadratureSolver final : public MeanFieldSolver {
+ public:
+  // setup.params.steps = L 2^q (scheme steps); the scheme is built from setup (attention masses set here).
+  QuadratureSolver(MPI_Comm comm, SdeSetup setup, int refinement, const InitialDensity& initial, int tile);
+
+  void step(std::int64_t layer) override;
+  MeanFieldObservables observe(double beta) override;
+  bool finite() override;
+  void write_snapshot(hid_t group, std::uint64_t row) override;
+  std::int64_t size() const override { return partition_.n_global; }
+  std::string size_unit() const override { return "points"; }
+
+  const std::vector<double>& points() const { return x_; }    // this rank's [n_local, d]
+  const std::vector<double>& masses() const { return w_; }    // this rank's [n_local]
+  std::int64_t first_point() const;
+
+ private:
+  MPI_Comm comm_;
+  Partition partition_;
+  int d_, rank_ = 0, refinement_, tile_ = 256;
+  std::vector<double> x_, w_;
+  std::unique_ptr<SdeScheme> scheme_;
+  std::optional<PairStatisticsPass> statistics_;  // d > 2: the weighted O(N^2) energy, for statistics_beta_
+  double statistics_beta_ = 0;
+  h5::Handle snapshots_;
+};
+
+}  // namespace tokdyn

@@ -1,0 +1,137 @@
+// The [meanfield] deck keys, the initial law, and the list of mean-field solvers.
+#include "tokdyn/dynamics/meanfield.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include "tokdyn/attention/attention.hpp"
+#include "tokdyn/core/deck.hpp"
+#include "tokdyn/core/error.hpp"
+#include "tokdyn/dynamics/circle_grid.hpp"
+#include "tokdyn/dynamics/quadrature.hpp"
+#include "tokdyn/noise/gaussian_field.hpp"
+#include "tokdyn/noise/random_mlp.hpp"
+
+namespace tokdyn {
+namespace {
+
+// b and v of attention weights Q^T K = b I / beta-scaled, V = v I; the grid's convolution kernels need them.
+void scalar_attention(const AttentionWeights& w, double& b, double& v) {
+  const int d = w.d;
+  auto multiple_of_identity = [d](const std::vector<double>& m, double& s) {
+    s = m[0];
+    for (int i = 0; i < d; ++i)
+      for (int j = 0; j < d; ++j)
+        if (std::abs(m[i * d + j] - (i == j ? s : 0.0)) > 1e-14 * std::max(1.0, std::abs(s))) return false;
+    return true;
+  };
+  double q = 0, k = 0;
+  if (!multiple_of_identity(w.query, q) || !multiple_of_identity(w.key, k))
+    throw InputError("meanfield: the grid solver needs attention.query and attention.key = identity (Q^T K = beta I)");
+  if (!multiple_of_identity(w.value, v))
+    throw InputError("meanfield: the grid solver needs attention.value = identity (V = v I)");
+  b = w.beta * q * k;
+}
+
+std::unique_ptr<MeanFieldSolver> make_grid(const MeanFieldSetup& s) {
+  const Deck& deck = *s.deck;
+  if (deck.get_int("model.d") != 2) throw InputError("meanfield.solver = grid needs model.d = 2 (the circle)");
+  CircleGridParams p;
+  p.cells = deck.get_int("meanfield.cells");
+  p.steps = deck.get_int("model.L");
+  p.horizon = deck.get_real("model.T");
+  p.factor = deck.get_bool("attention.enabled") ? deck.get_real("attention.factor") : 0.0;
+  const std::string style = deck.get_text("attention.style");
+  p.normalized = style.find("unnormalized") == std::string::npos;
+  scalar_attention(attention_weights_from_deck(deck, 2, s.comm), p.beta, p.value);
+  p.cfl = deck.get_real("meanfield.cfl");
+  p.max_refinement = static_cast<int>(deck.get_int("meanfield.max_refinement"));
+  p.seed = static_cast<std::uint64_t>(deck.get_int("run.seed"));
+  std::unique_ptr<GaussianField> field;
+  if (deck.get_bool("noise.enabled")) field = field_styles().make(deck.get_text("noise.field"), field_params_from_deck(deck, 2));
+  return std::make_unique<CircleGridSolver>(s.comm, p, std::move(field), initial_density_from_deck(deck));
+}
+
+std::unique_ptr<MeanFieldSolver> make_quadrature(const MeanFieldSetup& s) {
+  const Deck& deck = *s.deck;
+  int ranks = 1;
+  TOKDYN_MPI_CHECK(MPI_Comm_size(s.comm, &ranks));
+  SdeSetup setup;
+  SdeParams& p = setup.params;
+  const int refinement = static_cast<int>(deck.get_int("meanfield.refinement"));
+  p.n = deck.get_int("meanfield.points");
+  p.d = static_cast<int>(deck.get_int("model.d"));
+  p.steps = deck.get_int("model.L") << refinement;
+  p.horizon = deck.get_real("model.T");
+  p.factor = deck.get_real("attention.factor");
+  p.project = true;  // the points stay on the sphere, as the grid's density does by construction
+  p.noise = deck.get_bool("noise.enabled");
+  setup.seed = static_cast<std::uint64_t>(deck.get_int("run.seed"));
+  const int tile = static_cast<int>(deck.get_int("run.tile"));
+  setup.attention = attention_from_deck(deck, s.comm, Partition(p.n, ranks), p.d, tile);
+  if (p.noise) setup.field = field_styles().make(deck.get_text("noise.field"), field_params_from_deck(deck, p.d));
+  return std::make_unique<QuadratureSolver>(s.comm, std::move(setup), refinement, initial_density_from_deck(deck), tile);
+}
+
+}  // namespace
+
+double InitialDensity::relative(double x1) const {
+  if (kind == "von-mises") return std::exp(concentration * (x1 - 1.0));  // e^{c x_1} / e^c: at most 1
+  return 1.0 + amplitude * x1;
+}
+
+double InitialDensity::max_relative() const { return kind == "von-mises" ? 1.0 : 1.0 + amplitude; }
+
+const MeanFieldRegistry& meanfield_solvers() {
+  static const MeanFieldRegistry registry = [] {
+    MeanFieldRegistry r("mean-field solver");
+    r.add("quadrature", "Lagrangian weighted points on any S^{d-1}: McKean-Vlasov particles, weighted attention",
+          make_quadrature);
+    r.add("grid", "Eulerian finite volumes on the circle (d = 2): PETSc DMDA, FFT attention, stochastic Heun", make_grid);
+    return r;
+  }();
+  return registry;
+}
+
+DeckSchema meanfield_schema() {
+  DeckSchema s;
+  s.add_text("run.output", "meanfield.h5", "run file (HDF5); written as OUTPUT.part until complete");
+  s.add_int("run.seed", 1, "seed of the Brownian path of the common noise (and of random initial points)", 0);
+  s.add_real("run.progress_interval", 10.0, "seconds between progress lines on rank 0", 0.0);
+  s.add_int("run.tile", 256, "rows per BLAS tile of the exact attention (quadrature)", 1, 1 << 16);
+  s.add_int("diagnostics.every", 1, "diagnostics every k layers (and at the last)", 1);
+  s.add_int("diagnostics.snapshot_every", 0, "snapshots of the measure every k' layers (0: first and last only)", 0);
+  s.add_int("model.d", 2, "dimension d (measures on S^{d-1})", 2, 1 << 16);
+  s.add_int("model.L", 100, "layers: output times t_l = l T / L (the grid sub-steps them to meet its CFL bound)", 1);
+  s.add_real("model.T", 1.0, "horizon T", 0.0, std::numeric_limits<double>::infinity(), true);
+  add_attention_keys(s);
+  add_kernel_keys(s);
+  add_field_keys(s);
+  s.add_bool("noise.enabled", true, "apply the common noise");
+  add_meanfield_keys(s);
+  return s;
+}
+
+void add_meanfield_keys(DeckSchema& s) {
+  s.add_choice("meanfield.solver", "grid", meanfield_solvers().names(), "mean-field solver");
+  s.add_int("meanfield.cells", 1024, "grid: cells M of the circle", 8, std::int64_t(1) << 30);
+  s.add_real("meanfield.cfl", 0.25, "grid: largest Courant number of a sub-step (<= 0.25 keeps the density positive)",
+             0.0, 0.5, true);
+  s.add_int("meanfield.max_refinement", 16, "grid: at most 2^r sub-steps per layer", 0, 30);
+  s.add_int("meanfield.points", 4096, "quadrature: points M", 1, std::int64_t(1) << 40);
+  s.add_int("meanfield.refinement", 0, "quadrature: 2^q Heun steps per layer (on the path of L 2^q steps)", 0, 30);
+  s.add_choice("meanfield.density", "cosine", {"cosine", "von-mises"},
+               "initial law relative to uniform: cosine 1 + a x_1, von-mises e^{c x_1}");
+  s.add_real("meanfield.amplitude", 0.5, "cosine: amplitude a", 0.0, 1.0);
+  s.add_real("meanfield.concentration", 1.0, "von-mises: concentration c", 0.0, 700.0);
+}
+
+InitialDensity initial_density_from_deck(const Deck& deck) {
+  InitialDensity d;
+  d.kind = deck.get_text("meanfield.density");
+  d.amplitude = deck.get_real("meanfield.amplitude");
+  d.concentration = deck.get_real("meanfield.concentration");
+  return d;
+}
+
+}  // namespace tokdyn
