@@ -92,6 +92,11 @@ int run_bench(const Comm& comm, const DeckSchema& schema, const Arguments& args)
   std::snprintf(line, sizeof line, "bench %s: N = %lld, d = %d, tile = %d, %d rank%s", what.c_str(),
                 static_cast<long long>(n), d, tile, comm.size(), comm.size() == 1 ? "" : "s");
   comm.print(line);
+  if (unit == "points") {
+    std::snprintf(line, sizeof line, "  beta = %g: Fourier truncation p = %zu", deck.get_real("bench.beta"),
+                  scaled_bessel_series(deck.get_real("bench.beta")).size() - 1);
+    comm.print(line);
+  }
   for (std::int64_t w = 0; w < deck.get_int("bench.warmup"); ++w) once();
   double best = 1e300, total = 0;
   for (int r = 0; r < repeats; ++r) {

@@ -13,7 +13,9 @@ bool validate_masses(MPI_Comm comm, std::int64_t n_local, std::int64_t n_global,
   for (std::int64_t i = 0; i < n_local && valid; ++i)
     if (!std::isfinite(masses[i]) || masses[i] < 0) valid = false, bad = i;
   require_all(comm, valid,
-              "token masses must be finite and >= 0 (local mass " + std::to_string(bad) + " is not)");
+              valid ? std::string()
+                    : "token masses must be finite and >= 0 (mass " + std::to_string(bad) + " of a rank's " +
+                          std::to_string(n_local) + " is " + std::to_string(masses[bad]) + ")");
   // Local sums in index order (compensated, so the check sees the masses' own error rather than the
   // summation's), then one reduction each: the decisions are the same on every rank.
   const double n = static_cast<double>(n_global);

@@ -2,6 +2,9 @@
 // Q^T K = c I, V = v I, x = (cos t, sin t) the logits are b cos(t - phi), b = beta c, and
 // e^{b cos s} = sum_{n in Z} I_n(b) e^{i n s} (modified Bessel functions) turns every sum over keys
 // into p + 2 global moments C_n = sum_j w_j e^{i n phi_j}. Tokens are read as angles (x / |x|).
+// Accuracy: Z(t) = sum_j w_j e^{b cos(t - phi_j)} comes out with an absolute error ~ p eps e^{|b|}, so SA at
+// token i is good to ~ p eps e^{|b|} / Z(t_i) relative. A token of mass w_i sees itself (Z >= w_i e^{|b|}
+// for b > 0): ~ p eps / w_i. Only zero-mass points far from all mass at large b lose digits.
 #pragma once
 
 #include <mpi.h>
