@@ -7,6 +7,7 @@
 
 #include "commands.hpp"
 #include "tokdyn/attention/attention.hpp"
+#include "tokdyn/attention/fourier_attention.hpp"
 #include "tokdyn/core/blas.hpp"
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/diagnostics/pair_statistics.hpp"
@@ -17,14 +18,17 @@ namespace tokdyn {
 
 DeckSchema bench_schema() {
   DeckSchema s;
-  s.add_choice("bench.kernel", "attention", {"attention", "statistics", "mlp"},
-               "kernel: attention (N^2 pairs), statistics (N(N-1)/2 pairs), mlp (tokens x width)");
+  s.add_choice("bench.kernel", "attention", {"attention", "statistics", "circle", "mlp"},
+               "kernel: attention (N^2 pairs, or N points for the fourier styles), statistics (N(N-1)/2 "
+               "pairs), circle (E_beta and mean on S^1 in O(N p), d = 2, N points), mlp (tokens x width)");
   s.add_int("bench.N", 4096, "number of tokens", 1, std::int64_t(1) << 40);
   s.add_int("bench.d", 16, "dimension", 2, 1 << 20);
   s.add_int("bench.repeats", 3, "timed repetitions", 1);
   s.add_int("bench.warmup", 1, "untimed runs first (page faults, BLAS buffers)", 0);
   s.add_int("bench.tile", 256, "rows per BLAS tile", 1, 1 << 16);
-  s.add_choice("bench.style", "softmax", attention_styles().names(), "attention style");
+  s.add_choice("bench.style", "softmax", attention_styles().names(),
+               "attention style (kernel attention); fourier styles need bench.d = 2 and count points, not pairs");
+  s.add_real("bench.beta", 1.0, "beta of the attention logits (identity Q, K, V) and of E_beta (kernel circle)");
   s.add_int("bench.width", 2048, "MLP width m (kernel mlp)", 1);
   s.add_int("bench.blas_threads", 1, "BLAS threads per rank", 1, 1024);
   return s;
@@ -53,14 +57,25 @@ int run_bench(const Comm& comm, const DeckSchema& schema, const Arguments& args)
     c.comm = comm.get();
     c.partition = partition;
     c.tile = tile;
-    c.weights = identity_attention_weights(d, 1.0);
-    attention = attention_styles().make(deck.get_text("bench.style"), c);
+    c.weights = identity_attention_weights(d, deck.get_real("bench.beta"));
+    const std::string style = deck.get_text("bench.style");
+    attention = attention_styles().make(style, c);
     once = [&] { attention->apply(x.data(), out.data()); };
-    work = static_cast<double>(n) * n;
+    // The ring styles visit N^2 pairs; the Fourier styles touch each point O(p) times, so points/s
+    // is their comparable rate (an exact style's points/s is its pairs/s divided by N).
+    const bool per_point = style.rfind("fourier", 0) == 0;
+    work = per_point ? static_cast<double>(n) : static_cast<double>(n) * n;
+    unit = per_point ? "points" : "pairs";
   } else if (kernel == "statistics") {
     stats = std::make_unique<PairStatisticsPass>(comm.get(), partition, d, 1.0, 50, tile);
     once = [&] { stats->compute(x.data()); };
     work = static_cast<double>(n) * (n - 1) / 2;
+  } else if (kernel == "circle") {
+    if (d != 2) throw InputError("bench.kernel = circle needs bench.d = 2");
+    const double beta = deck.get_real("bench.beta");
+    once = [&, beta] { circle_statistics(comm.get(), n_local, x.data(), nullptr, beta); };
+    work = static_cast<double>(n);
+    unit = "points";
   } else {
     MlpParams p;
     p.width = deck.get_int("bench.width");
@@ -73,9 +88,15 @@ int run_bench(const Comm& comm, const DeckSchema& schema, const Arguments& args)
     unit = "token-neurons";
   }
   char line[256];
-  std::snprintf(line, sizeof line, "bench %s: N = %lld, d = %d, tile = %d, %d rank%s", kernel.c_str(),
+  const std::string what = kernel == "attention" ? kernel + " " + deck.get_text("bench.style") : kernel;
+  std::snprintf(line, sizeof line, "bench %s: N = %lld, d = %d, tile = %d, %d rank%s", what.c_str(),
                 static_cast<long long>(n), d, tile, comm.size(), comm.size() == 1 ? "" : "s");
   comm.print(line);
+  if (unit == "points") {
+    std::snprintf(line, sizeof line, "  beta = %g: Fourier truncation p = %zu", deck.get_real("bench.beta"),
+                  scaled_bessel_series(deck.get_real("bench.beta")).size() - 1);
+    comm.print(line);
+  }
   for (std::int64_t w = 0; w < deck.get_int("bench.warmup"); ++w) once();
   double best = 1e300, total = 0;
   for (int r = 0; r < repeats; ++r) {
@@ -92,6 +113,10 @@ int run_bench(const Comm& comm, const DeckSchema& schema, const Arguments& args)
   std::snprintf(line, sizeof line, "best %.4f s  %.4g %s/s  (mean %.4g %s/s)", best, work / best, unit.c_str(),
                 work * repeats / total, unit.c_str());
   comm.print(line);
+  if (unit == "pairs" && kernel == "attention") {
+    std::snprintf(line, sizeof line, "  = %.4g points/s (N points per pass)", static_cast<double>(n) / best);
+    comm.print(line);
+  }
   // Peak resident memory of the largest rank: O((N/P) d) plus tiles, never N x N.
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);

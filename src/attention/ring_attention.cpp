@@ -6,18 +6,19 @@
 
 #include "tokdyn/core/blas.hpp"
 #include "tokdyn/core/error.hpp"
+#include "tokdyn/attention/masses.hpp"
 #include "tokdyn/attention/softmax_kernels.hpp"
 
 namespace tokdyn {
 
 RingAttention::RingAttention(const AttentionContext& context)
-    : context_(context), ring_(context.comm, context.partition, 2 * context.weights.d) {
+    : context_(context), ring_(context.comm, context.partition, 2 * context.weights.d + 1) {
   int rank = 0;
   TOKDYN_MPI_CHECK(MPI_Comm_rank(context_.comm, &rank));
   n_local_ = context_.partition.count(rank);
   const std::size_t d = context_.weights.d, n = n_local_;
   queries_.resize(n * d);
-  keys_values_.resize(n * 2 * d);
+  keys_values_.assign(n * (2 * d + 1), 0.0);  // log masses 0: uniform
   acc_.resize(n * d);
   max_.resize(n);
   sum_.resize(n);
@@ -41,8 +42,17 @@ void RingAttention::apply(const double* x, double* out) {
   normalize(n_local_, acc_.data(), max_.data(), sum_.data(), out);
 }
 
+void RingAttention::set_masses(const double* masses) {
+  uniform_ = validate_masses(context_.comm, n_local_, n_global(), masses);
+  // log(N w_j): 0 for w_j = 1/N, -inf for w_j = 0 (its exp is 0, the token drops out).
+  double* log_mass = keys_values_.data() + n_local_ * 2 * d();
+  const double n = static_cast<double>(n_global());
+  for (std::int64_t j = 0; j < n_local_; ++j) log_mass[j] = std::log(n * masses[j]);
+}
+
 void RingAttention::visit(const double* block, std::int64_t rows) {
   const int dd = d(), width = 2 * dd, tile = context_.tile;
+  const double* log_mass = block + rows * width;  // [rows], after the rows of the block
   for (std::int64_t i0 = 0; i0 < n_local_; i0 += tile) {
     const int bq = static_cast<int>(std::min<std::int64_t>(tile, n_local_ - i0));
     for (std::int64_t j0 = 0; j0 < rows; j0 += tile) {
@@ -51,6 +61,9 @@ void RingAttention::visit(const double* block, std::int64_t rows) {
       const double* values = keys + dd;         // [bk, d] with stride 2d
       double* s = tile_.data();                 // [bq, bk]
       gemm_nt(bq, bk, dd, 1.0, queries_.data() + i0 * dd, dd, keys, width, 0.0, s, bk);
+      if (!uniform_)
+        for (int i = 0; i < bq; ++i)
+          for (int j = 0; j < bk; ++j) s[static_cast<std::size_t>(i) * bk + j] += log_mass[j0 + j];
       for (int i = 0; i < bq; ++i) {
         double* si = s + static_cast<std::size_t>(i) * bk;
         double* acc = acc_.data() + (i0 + i) * dd;
@@ -63,6 +76,11 @@ void RingAttention::visit(const double* block, std::int64_t rows) {
           l *= scale;
           for (int a = 0; a < dd; ++a) acc[a] *= scale;
           m = tile_max;
+        }
+        if (m == -std::numeric_limits<double>::infinity()) {
+          // Only zero-mass keys so far (every logit -inf): their weights are 0, and s - m would be NaN.
+          std::fill(si, si + bk, 0.0);
+          continue;
         }
         l += shifted_exp_sum(si, bk, m);
       }

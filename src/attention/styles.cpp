@@ -1,5 +1,6 @@
 // The list of attention styles: adding a style is its class plus one line here.
 #include "tokdyn/attention/attention.hpp"
+#include "tokdyn/attention/fourier_attention.hpp"
 #include "tokdyn/attention/ring_attention.hpp"
 
 namespace tokdyn {
@@ -11,6 +12,10 @@ const AttentionRegistry& attention_styles() {
           [](const AttentionContext& c) { return std::make_unique<SoftmaxAttention>(c); });
     r.add("unnormalized", "USA: (1/N) sum_j exp(beta <Qx, K x_j>) V x_j, ring pass",
           [](const AttentionContext& c) { return std::make_unique<UnnormalizedAttention>(c); });
+    r.add("fourier", "SA on the circle (d = 2, Q, K, V multiples of I) by Fourier-Bessel sums, O(N p)",
+          [](const AttentionContext& c) { return std::make_unique<FourierAttention>(c, true); });
+    r.add("fourier-unnormalized", "USA on the circle (d = 2, Q, K, V multiples of I) by Fourier-Bessel sums, O(N p)",
+          [](const AttentionContext& c) { return std::make_unique<FourierAttention>(c, false); });
     return r;
   }();
   return registry;

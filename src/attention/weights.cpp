@@ -46,7 +46,8 @@ std::vector<double> read_matrix(const std::string& path, const std::string& name
 void add_attention_keys(DeckSchema& s) {
   s.add_bool("attention.enabled", true, "apply the attention sub-step");
   s.add_choice("attention.style", "softmax", attention_styles().names(),
-               "attention kernel: softmax = SA, unnormalized = USA");
+               "attention kernel: softmax = SA, unnormalized = USA (exact ring pass); fourier, "
+               "fourier-unnormalized: SA, USA on the circle (d = 2, Q, K, V multiples of I) in O(N p)");
   s.add_real("attention.factor", 1.0, "attention factor a multiplying the step (+1 attractive, -1 repulsive, 0 off)");
   s.add_real("attention.beta", 1.0, "inverse temperature beta in exp(beta <Qx, Ky>); also the beta of E_beta", 0.0);
   for (const auto& m : kMatrices) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "tokdyn/attention/masses.hpp"
 #include "tokdyn/core/blas.hpp"
 #include "tokdyn/core/error.hpp"
 
@@ -11,13 +12,16 @@ namespace tokdyn {
 
 PairStatisticsPass::PairStatisticsPass(MPI_Comm comm, const Partition& partition, int d, double beta, int bins,
                                        int tile)
-    : comm_(comm), ring_(comm, partition, d), d_(d), bins_(bins), tile_(tile), beta_(beta) {
+    : comm_(comm), ring_(comm, partition, d + 1), d_(d), bins_(bins), tile_(tile), beta_(beta) {
   int rank = 0;
   TOKDYN_MPI_CHECK(MPI_Comm_rank(comm_, &rank));
   n_local_ = partition.count(rank);
   local_begin_ = partition.begin(rank);
   gram_.resize(static_cast<std::size_t>(tile_) * tile_);
   counts_.resize(bins_);
+  mass_counts_.resize(bins_);
+  packed_.resize(static_cast<std::size_t>(n_local_) * (d_ + 1));
+  std::fill(packed_.begin() + n_local_ * d_, packed_.end(), 1.0 / static_cast<double>(partition.n_global));
 }
 
 std::vector<double> PairStatisticsPass::bin_edges() const {
@@ -26,39 +30,53 @@ std::vector<double> PairStatisticsPass::bin_edges() const {
   return e;
 }
 
+void PairStatisticsPass::set_masses(const double* masses) {
+  uniform_ = validate_masses(comm_, n_local_, ring_.partition().n_global, masses);
+  std::copy(masses, masses + n_local_, packed_.begin() + n_local_ * d_);
+}
+
 PairStatistics PairStatisticsPass::compute(const double* x) {
-  energy_sum_ = cosine_sum_ = 0;
+  energy_sum_ = cosine_sum_ = pair_mass_ = 0;
   cosine_min_ = std::numeric_limits<double>::infinity();
   std::fill(counts_.begin(), counts_.end(), 0);
+  std::fill(mass_counts_.begin(), mass_counts_.end(), 0.0);
+  std::copy(x, x + n_local_ * d_, packed_.begin());
+  const double* w = packed_.data() + n_local_ * d_;  // [n_local] own masses
   // Each unordered pair of blocks is visited once (a half ring): the own block counts its pairs i < j,
   // blocks at distances 1 .. ceil(P/2) - 1 count every pair, and the block pair at distance P/2
   // (P even) is split: the lower rank takes the first half of its rows, the upper rank the rest of
   // them. Every rank does about N^2 / (2P) pairs.
   const int p = ring_.size(), rank = ring_.rank();
   ring_.run(
-      x,
+      packed_.data(),
       [&](const double* block, std::int64_t rows, std::int64_t begin, int step) {
+        const double* masses = block + rows * d_;  // [rows], after the block's tokens
         if (step == 0)
-          visit(x, 0, n_local_, block, 0, rows, begin, true);
+          visit(x, 0, n_local_, block, masses, 0, rows, begin, true);
         else if (2 * step < p)
-          visit(x, 0, n_local_, block, 0, rows, begin, false);
+          visit(x, 0, n_local_, block, masses, 0, rows, begin, false);
         else if (rank < p / 2)
-          visit(x, 0, n_local_ / 2, block, 0, rows, begin, false);
+          visit(x, 0, n_local_ / 2, block, masses, 0, rows, begin, false);
         else
-          visit(x, 0, n_local_, block, rows / 2, rows, begin, false);
+          visit(x, 0, n_local_, block, masses, rows / 2, rows, begin, false);
       },
       p / 2 + 1);
 
-  // Diagonal terms of E_beta (zero up to round-off for unit tokens) and the local sum of x.
+  // Diagonal terms of E_beta (zero up to round-off for unit tokens) and the local (weighted) sum of x.
   double diagonal = 0;
   std::vector<double> sum_x(d_, 0.0);
   for (std::int64_t i = 0; i < n_local_; ++i) {
     double sq = 0;
-    for (int a = 0; a < d_; ++a) sq += x[i * d_ + a] * x[i * d_ + a], sum_x[a] += x[i * d_ + a];
-    diagonal += -std::exp(beta_) * std::expm1(beta_ * (sq - 1));
+    if (uniform_) {
+      for (int a = 0; a < d_; ++a) sq += x[i * d_ + a] * x[i * d_ + a], sum_x[a] += x[i * d_ + a];
+      diagonal += -std::exp(beta_) * std::expm1(beta_ * (sq - 1));
+    } else {
+      for (int a = 0; a < d_; ++a) sq += x[i * d_ + a] * x[i * d_ + a], sum_x[a] += w[i] * x[i * d_ + a];
+      diagonal += w[i] * w[i] * (-std::exp(beta_) * std::expm1(beta_ * (sq - 1)));
+    }
   }
-  double sums[3] = {energy_sum_, cosine_sum_, diagonal}, total[3];
-  TOKDYN_MPI_CHECK(MPI_Allreduce(sums, total, 3, MPI_DOUBLE, MPI_SUM, comm_));
+  double sums[4] = {energy_sum_, cosine_sum_, diagonal, pair_mass_}, total[4];
+  TOKDYN_MPI_CHECK(MPI_Allreduce(sums, total, 4, MPI_DOUBLE, MPI_SUM, comm_));
   std::vector<double> mean_x(d_);
   TOKDYN_MPI_CHECK(MPI_Allreduce(sum_x.data(), mean_x.data(), d_, MPI_DOUBLE, MPI_SUM, comm_));
   double min_cos = 0;
@@ -66,20 +84,34 @@ PairStatistics PairStatisticsPass::compute(const double* x) {
   PairStatistics out;
   out.histogram.resize(bins_);
   TOKDYN_MPI_CHECK(MPI_Allreduce(counts_.data(), out.histogram.data(), bins_, MPI_INT64_T, MPI_SUM, comm_));
+  out.mass_histogram.resize(bins_);
 
   const double n = static_cast<double>(ring_.partition().n_global);
   const double pairs = n * (n - 1) / 2;
-  out.energy = (2 * total[0] + total[2]) / (2 * n * n);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
   double norm2 = 0;
-  for (double& m : mean_x) m /= n, norm2 += m * m;
+  if (uniform_) {
+    out.energy = (2 * total[0] + total[2]) / (2 * n * n);
+    for (double& m : mean_x) m /= n, norm2 += m * m;
+    out.mean_cosine = pairs > 0 ? total[1] / pairs : nan;
+    out.min_cosine = pairs > 0 ? min_cos : nan;
+    for (int b = 0; b < bins_; ++b) out.mass_histogram[b] = static_cast<double>(out.histogram[b]);
+  } else {
+    TOKDYN_MPI_CHECK(MPI_Allreduce(mass_counts_.data(), out.mass_histogram.data(), bins_, MPI_DOUBLE, MPI_SUM, comm_));
+    out.energy = (2 * total[0] + total[2]) / 2;
+    for (double m : mean_x) norm2 += m * m;
+    // total[3] = sum_{i<j} w_i w_j: the mean over i != j has the same ratio.
+    const double pair_mass = total[3];
+    out.mean_cosine = pair_mass > 0 ? total[1] / pair_mass : nan;
+    out.min_cosine = std::isfinite(min_cos) ? min_cos : nan;
+    for (double& h : out.mass_histogram) h = pair_mass > 0 ? h * (pairs / pair_mass) : 0.0;
+  }
   out.order_parameter = std::sqrt(norm2);
-  out.mean_cosine = pairs > 0 ? total[1] / pairs : std::numeric_limits<double>::quiet_NaN();
-  out.min_cosine = pairs > 0 ? min_cos : std::numeric_limits<double>::quiet_NaN();
   return out;
 }
 
 void PairStatisticsPass::visit(const double* x, std::int64_t i_lo, std::int64_t i_hi, const double* block,
-                               std::int64_t j_lo, std::int64_t j_hi, std::int64_t block_begin, bool own_block) {
+                               const double* block_masses, std::int64_t j_lo, std::int64_t j_hi, std::int64_t block_begin, bool own_block) {
   const double e_beta = std::exp(beta_);
   for (std::int64_t i0 = i_lo; i0 < i_hi; i0 += tile_) {
     const int bi = static_cast<int>(std::min<std::int64_t>(tile_, i_hi - i0));
@@ -94,14 +126,30 @@ void PairStatisticsPass::visit(const double* x, std::int64_t i_lo, std::int64_t 
         const std::int64_t gi = gi0 + i;
         const int j_first = own_block ? static_cast<int>(std::clamp<std::int64_t>(gi + 1 - gj0, 0, bj)) : 0;
         const double* gr = g + static_cast<std::size_t>(i) * bj;
-        for (int j = j_first; j < bj; ++j) {
-          const double c = gr[j];
-          // e^beta - e^{beta c} = -e^beta expm1(beta (c - 1)): no cancellation near a cluster.
-          energy_sum_ += -e_beta * std::expm1(beta_ * (c - 1));
-          cosine_sum_ += c;
-          cosine_min_ = std::min(cosine_min_, c);
-          const int b = static_cast<int>(std::floor((c + 1) * 0.5 * bins_));
-          ++counts_[std::clamp(b, 0, bins_ - 1)];
+        if (uniform_) {
+          for (int j = j_first; j < bj; ++j) {
+            const double c = gr[j];
+            // e^beta - e^{beta c} = -e^beta expm1(beta (c - 1)): no cancellation near a cluster.
+            energy_sum_ += -e_beta * std::expm1(beta_ * (c - 1));
+            cosine_sum_ += c;
+            cosine_min_ = std::min(cosine_min_, c);
+            const int b = static_cast<int>(std::floor((c + 1) * 0.5 * bins_));
+            ++counts_[std::clamp(b, 0, bins_ - 1)];
+          }
+        } else {
+          const double wi = packed_[n_local_ * d_ + i0 + i];
+          const double* wj = block_masses + j0;
+          for (int j = j_first; j < bj; ++j) {
+            const double c = gr[j], wij = wi * wj[j];
+            energy_sum_ += wij * (-e_beta * std::expm1(beta_ * (c - 1)));
+            cosine_sum_ += wij * c;
+            pair_mass_ += wij;
+            // A pair with a zero mass is not in the measure: it takes no part in the minimum.
+            if (wi > 0 && wj[j] > 0) cosine_min_ = std::min(cosine_min_, c);
+            const int b = std::clamp(static_cast<int>(std::floor((c + 1) * 0.5 * bins_)), 0, bins_ - 1);
+            ++counts_[b];
+            mass_counts_[b] += wij;
+          }
         }
       }
     }

@@ -1,5 +1,6 @@
 // Diagnostics through the ring pass equal the naive double loop: E_beta, order parameter, mean and
 // minimum cosine, histogram; and the closed-form identity mean_cos = (N^2 |mean x|^2 - N) / (N (N - 1)).
+// With token masses: every pair weighted by w_i w_j, and uniform masses give the unweighted bits.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -65,4 +66,80 @@ TEST(PairStatistics, SingleClusterHasZeroEnergy) {
   EXPECT_EQ(s.min_cosine, 1.0);
   EXPECT_EQ(s.order_parameter, 1.0);
   EXPECT_EQ(s.histogram.back(), n * (n - 1) / 2);
+}
+
+TEST(PairStatistics, WeightedEqualsNaiveWeightedLoop) {
+  const Comm comm;
+  const std::int64_t n = 43;
+  const int d = 3, bins = 12;
+  const double beta = 1.7;
+  const Partition part(n, comm.size());
+  std::vector<double> all(n * d);
+  sample_uniform_sphere(19, 0, n, d, all.data());
+  // Massless tokens, among them the pair with the smallest cosine, which must then drop out of the minimum.
+  std::int64_t lo_i = 0, lo_j = 1;
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = i + 1; j < n; ++j)
+      if (test::dot(&all[i * d], &all[j * d], d) < test::dot(&all[lo_i * d], &all[lo_j * d], d)) lo_i = i, lo_j = j;
+  const std::vector<double> mass = test::random_masses(n, 2, {lo_i, 7, 30});
+  const std::int64_t begin = part.begin(comm.rank()), count = part.count(comm.rank());
+  std::vector<double> local(all.begin() + begin * d, all.begin() + (begin + count) * d);
+  std::vector<double> w(mass.begin() + begin, mass.begin() + begin + count);
+  for (int tile : {4, 64}) {
+    PairStatisticsPass pass(comm.get(), part, d, beta, bins, tile);
+    pass.set_masses(w.data());
+    const PairStatistics s = pass.compute(local.data());
+
+    double energy = 0, cos_sum = 0, pair_mass = 0, cos_min = std::numeric_limits<double>::infinity();
+    std::vector<double> hist(bins, 0.0), mean(d, 0.0);
+    std::vector<std::int64_t> counts(bins, 0);
+    for (std::int64_t i = 0; i < n; ++i) {
+      for (int a = 0; a < d; ++a) mean[a] += mass[i] * all[i * d + a];
+      for (std::int64_t j = 0; j < n; ++j) {
+        const double c = test::dot(&all[i * d], &all[j * d], d), wij = mass[i] * mass[j];
+        energy += 0.5 * wij * (std::exp(beta) - std::exp(beta * c));
+        if (i == j) continue;
+        pair_mass += wij;  // sum_{i != j} w_i w_j
+        cos_sum += wij * c;
+        if (wij > 0) cos_min = std::min(cos_min, c);
+        if (i < j) {
+          const int b = std::min(bins - 1, static_cast<int>((c + 1) / 2 * bins));
+          hist[b] += wij;
+          ++counts[b];
+        }
+      }
+    }
+    const double pairs = n * (n - 1) / 2.0;
+    double hist_total = 0;
+    for (double& h : hist) hist_total += h;
+    for (double& h : hist) h *= pairs / hist_total;
+    // Weighted sums of n^2 terms in another order: round-off ~ n^2 eps of the largest term.
+    EXPECT_NEAR(s.energy, energy, 1e-13 * std::exp(beta));
+    EXPECT_NEAR(s.mean_cosine, cos_sum / pair_mass, 1e-14);
+    EXPECT_NEAR(s.min_cosine, cos_min, 1e-15);  // one dot product of d = 3 terms, BLAS vs loop: ~ eps
+    EXPECT_GT(s.min_cosine, test::dot(&all[lo_i * d], &all[lo_j * d], d));
+    EXPECT_NEAR(s.order_parameter, std::sqrt(test::dot(mean.data(), mean.data(), d)), 1e-15);
+    EXPECT_EQ(s.histogram, counts) << "tile " << tile;
+    for (int b = 0; b < bins; ++b) EXPECT_NEAR(s.mass_histogram[b], hist[b], 1e-12 * pairs) << "bin " << b;
+  }
+}
+
+TEST(PairStatistics, UniformMassesGiveTheSameBits) {
+  const Comm comm;
+  const std::int64_t n = 29;
+  const int d = 4;
+  const Partition part(n, comm.size());
+  std::vector<double> local(part.count(comm.rank()) * d);
+  sample_uniform_sphere(6, part.begin(comm.rank()), part.count(comm.rank()), d, local.data());
+  PairStatisticsPass plain(comm.get(), part, d, 2.0, 9, 5), weighted(comm.get(), part, d, 2.0, 9, 5);
+  const std::vector<double> uniform(part.count(comm.rank()), 1.0 / n);
+  weighted.set_masses(uniform.data());
+  const PairStatistics a = plain.compute(local.data()), b = weighted.compute(local.data());
+  EXPECT_EQ(a.energy, b.energy);
+  EXPECT_EQ(a.order_parameter, b.order_parameter);
+  EXPECT_EQ(a.mean_cosine, b.mean_cosine);
+  EXPECT_EQ(a.min_cosine, b.min_cosine);
+  EXPECT_EQ(a.histogram, b.histogram);
+  EXPECT_EQ(a.mass_histogram, b.mass_histogram);
+  for (int k = 0; k < 9; ++k) EXPECT_EQ(a.mass_histogram[k], static_cast<double>(a.histogram[k]));
 }

@@ -36,6 +36,10 @@ class Attention {
   virtual ~Attention() = default;
   // out[i] = Attn_X(x[i]) for this rank's tokens; x, out: [n_local, d]. Collective.
   virtual void apply(const double* x, double* out) = 0;
+  // Token masses w_j of this rank's tokens [n_local] (finite, >= 0, global sum 1; InputError otherwise),
+  // used by every later apply: Attn(x) = sum_j w_j e^{s_j} V x_j / sum_j w_j e^{s_j} (SA) or
+  // sum_j w_j e^{s_j} V x_j (USA). Until it is called the masses are uniform, w_j = 1/N. Collective.
+  virtual void set_masses(const double* masses) = 0;
 };
 
 using AttentionRegistry = Registry<Attention, const AttentionContext&>;

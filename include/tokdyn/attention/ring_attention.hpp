@@ -1,5 +1,6 @@
 // Exact attention by the ring pass with an online softmax (running max, running sum per query),
-// BLAS tiles for the logits and the value sums. Memory O((N/P) d) plus one tile.
+// BLAS tiles for the logits and the value sums. Memory O((N/P) d) plus one tile. Token masses enter as
+// log(N w_j) added to the logits, so uniform masses (log 1 = 0) take the unweighted path unchanged.
 #pragma once
 
 #include <vector>
@@ -13,6 +14,7 @@ class RingAttention : public Attention {
  public:
   explicit RingAttention(const AttentionContext& context);
   void apply(const double* x, double* out) override;
+  void set_masses(const double* masses) override;
 
  protected:
   // Turns the accumulated exp-weighted value sums into Attn: acc = sum_j e^{s_ij - m_i} V x_j,
@@ -29,7 +31,10 @@ class RingAttention : public Attention {
   RingPass ring_;
   std::int64_t n_local_;
   std::vector<double> queries_;      // [n_local, d]: beta Q x_i
-  std::vector<double> keys_values_;  // [n_local, 2d]: (K x_j, V x_j), the travelling block
+  // The travelling block: [n_local, 2d] rows (K x_j, V x_j), then [n_local] log masses log(N w_j).
+  // The log masses follow the rows rather than forming a column, so the BLAS calls keep stride 2d.
+  std::vector<double> keys_values_;
+  bool uniform_ = true;  // every log mass is 0 (decided collectively): no add to the logits
   std::vector<double> acc_;          // [n_local, d]
   std::vector<double> max_, sum_;    // [n_local]
   std::vector<double> tile_;         // [tile, tile] logits, then weights

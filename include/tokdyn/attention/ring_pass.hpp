@@ -15,7 +15,8 @@ namespace tokdyn {
 
 class RingPass {
  public:
-  // block: [rows, width] row-major, rows [global_begin, global_begin + rows) of the global array;
+  // block: rows * width doubles for rows [global_begin, global_begin + rows) of the global array, laid
+  // out as the caller packed them (row-major [rows, width], or [rows, w1] rows followed by [rows, w2]);
   // step s: the block belongs to rank (rank - s) mod P.
   using Visit = std::function<void(const double* block, std::int64_t rows, std::int64_t global_begin, int step)>;
 

@@ -1,0 +1,221 @@
+#include "tokdyn/attention/fourier_attention.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "tokdyn/attention/masses.hpp"
+#include "tokdyn/core/error.hpp"
+
+namespace tokdyn {
+namespace {
+
+// Points are processed kLanes at a time, the lanes in the inner loops: the loops vectorise, and the
+// lane partial sums are combined in a fixed order, so the result does not depend on the vector width.
+// The recurrence E_{n+1} = E_n E_1 is a dependency chain per lane: 16 lanes (4 AVX2 vectors) hide its
+// latency; 8 lanes ran 2.5x slower on AVX2 (b = 16, N = 10^6), 32 no faster.
+constexpr int kLanes = 16;
+
+// The multiple s of the identity that m [d, d] is, to 1e-14 (relative to max(1, |s|)); InputError otherwise.
+double identity_multiple(const std::vector<double>& m, int d, const char* key) {
+  const double s = m[0];
+  const double tolerance = 1e-14 * std::max(1.0, std::abs(s));
+  for (int a = 0; a < d; ++a)
+    for (int c = 0; c < d; ++c)
+      if (!(std::abs(m[a * d + c] - (a == c ? s : 0.0)) <= tolerance))
+        throw InputError(std::string("attention style fourier needs ") + key +
+                         " to be a multiple of the identity (entry " + std::to_string(a) + "," +
+                         std::to_string(c) + " is " + std::to_string(m[a * d + c]) + ")");
+  return s;
+}
+
+// (cos t, sin t) of a point x = r (cos t, sin t).
+inline void unit_angle(const double* x, double& c, double& s) {
+  const double r = std::sqrt(x[0] * x[0] + x[1] * x[1]);  // not hypot: 10x slower, and tokens are O(1)
+  c = r > 0 ? x[0] / r : 1.0;
+  s = r > 0 ? x[1] / r : 0.0;
+}
+
+std::int64_t global_count(MPI_Comm comm, std::int64_t n_local) {
+  std::int64_t n = 0;
+  TOKDYN_MPI_CHECK(MPI_Allreduce(&n_local, &n, 1, MPI_INT64_T, MPI_SUM, comm));
+  return n;
+}
+
+// The two O(N p) kernels, compiled for several x86 vector widths and chosen at load time (as in
+// softmax_kernels.cpp); FP contraction is off and the lanes are independent, so every variant gives the same bits.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define TOKDYN_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define TOKDYN_VECTOR_CLONES
+#endif
+
+// lanes [terms, 2, kLanes] += partial sums of w_j Re/Im e^{i n phi_j}, lane = j mod kLanes.
+TOKDYN_VECTOR_CLONES void fourier_moment_lanes(std::int64_t n_local, const double* x, const double* masses, int terms,
+                                               double* lanes) {
+  for (std::int64_t j0 = 0; j0 < n_local; j0 += kLanes) {
+    double zr[kLanes], zi[kLanes], pr[kLanes], pi[kLanes], w[kLanes];
+    for (int k = 0; k < kLanes; ++k) {
+      const bool in = j0 + k < n_local;  // padding lanes carry mass 0
+      zr[k] = 1, zi[k] = 0;
+      if (in) unit_angle(x + (j0 + k) * 2, zr[k], zi[k]);
+      w[k] = in ? masses[j0 + k] : 0.0;
+      pr[k] = w[k], pi[k] = 0;  // w_j e^{i n phi_j} for n = 0
+    }
+    for (int n = 0; n < terms; ++n) {
+      double* re = lanes + static_cast<std::size_t>(n) * 2 * kLanes;
+      double* im = re + kLanes;
+      for (int k = 0; k < kLanes; ++k) {
+        re[k] += pr[k], im[k] += pi[k];
+        const double t = pr[k] * zr[k] - pi[k] * zi[k];
+        pi[k] = pr[k] * zi[k] + pi[k] * zr[k];
+        pr[k] = t;
+      }
+    }
+  }
+}
+
+// out [n_local, 2] from the moments c [p + 2, 2] and the series s [p + 1].
+TOKDYN_VECTOR_CLONES void fourier_evaluate(std::int64_t n_local, const double* x, const double* s, int p,
+                                           const double* c, bool normalized, double value_scale, double usa_scale,
+                                           double* out) {
+  for (std::int64_t i0 = 0; i0 < n_local; i0 += kLanes) {
+    const int lanes = static_cast<int>(std::min<std::int64_t>(kLanes, n_local - i0));
+    double er[kLanes], ei[kLanes], zr[kLanes], zi[kLanes], z[kLanes], ur[kLanes], ui[kLanes];
+    for (int k = 0; k < kLanes; ++k) {
+      zr[k] = 1, zi[k] = 0;
+      if (k < lanes) unit_angle(x + (i0 + k) * 2, zr[k], zi[k]);
+      er[k] = zr[k], ei[k] = zi[k];  // E_1
+      z[k] = 0, ur[k] = 0, ui[k] = 0;
+    }
+    // E_{n+1} = E_n E_1: the recurrence costs one complex product per term, its error grows like n eps.
+    for (int n = 1; n <= p; ++n) {
+      const double sn = s[n];
+      const double cr = c[2 * n], ci = c[2 * n + 1], lr = c[2 * n - 2], li = c[2 * n - 1], hr = c[2 * n + 2],
+                   hi = c[2 * n + 3];
+      for (int k = 0; k < kLanes; ++k) {
+        z[k] += 2 * sn * (er[k] * cr + ei[k] * ci);
+        ur[k] += sn * ((er[k] * lr + ei[k] * li) + (er[k] * hr + ei[k] * hi));
+        ui[k] += sn * ((ei[k] * lr - er[k] * li) + (er[k] * hi - ei[k] * hr));
+        const double t = er[k] * zr[k] - ei[k] * zi[k];
+        ei[k] = er[k] * zi[k] + ei[k] * zr[k];
+        er[k] = t;
+      }
+    }
+    for (int k = 0; k < lanes; ++k) {
+      const double zk = z[k] + s[0] * c[0], uk_r = ur[k] + s[0] * c[2], uk_i = ui[k] + s[0] * c[3];
+      double* o = out + (i0 + k) * 2;
+      if (normalized) {
+        o[0] = value_scale * uk_r / zk;
+        o[1] = value_scale * uk_i / zk;
+      } else {
+        o[0] = usa_scale * uk_r;
+        o[1] = usa_scale * uk_i;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<double> scaled_bessel_series(double b) {
+  const double a = std::abs(b);
+  if (a == 0) return {1.0};  // e^0 = I_0(0) = 1, I_n(0) = 0 for n >= 1
+  // I_n(a) / I_0(a) decays like e^{-n^2 / (2a)} for n << a and faster beyond, so the tail is below
+  // 1e-16 well before n = 12 sqrt(a) + 40. The ratios r_n = I_n / I_{n-1} come from the backward
+  // recurrence r_n = a / (2n + a r_{n+1}) started at r_{M+1} = 0 (Miller): stable, no overflow, and
+  // exact to round-off for n << M. The start M doubles until I_M / I_0 < 1e-40 makes that so.
+  for (int m = 40 + static_cast<int>(std::ceil(12 * std::sqrt(a)));; m *= 2) {
+    std::vector<double> rel(m + 1);  // I_n / I_0
+    double r = 0;
+    std::vector<double> ratio(m + 2, 0.0);
+    for (int n = m; n >= 1; --n) ratio[n] = r = a / (2.0 * n + a * r);
+    rel[0] = 1;
+    for (int n = 1; n <= m; ++n) rel[n] = rel[n - 1] * ratio[n];
+    if (rel[m] >= 1e-40) continue;
+    // tail[p] = 2 sum_{n > p} I_n / I_0, summed from the small end; e^a = I_0 + 2 sum_{n >= 1} I_n.
+    std::vector<double> tail(m + 1, 0.0);
+    for (int n = m - 1; n >= 0; --n) tail[n] = tail[n + 1] + 2 * rel[n + 1];
+    const double scaled_i0 = 1.0 / (1.0 + tail[0]);  // e^{-a} I_0(a)
+    int p = 0;
+    while (tail[p] > 1e-16) ++p;
+    std::vector<double> s(p + 1);
+    for (int n = 0; n <= p; ++n) s[n] = (b < 0 && n % 2 ? -1.0 : 1.0) * rel[n] * scaled_i0;
+    return s;
+  }
+}
+
+std::vector<double> circle_moments(MPI_Comm comm, std::int64_t n_local, const double* x, const double* masses,
+                                   int n_max) {
+  const int terms = n_max + 1;
+  std::vector<double> lanes(static_cast<std::size_t>(terms) * 2 * kLanes, 0.0);
+  fourier_moment_lanes(n_local, x, masses, terms, lanes.data());
+  std::vector<double> local(static_cast<std::size_t>(terms) * 2, 0.0), global(local.size());
+  for (int n = 0; n < terms; ++n)
+    for (int part = 0; part < 2; ++part)
+      for (int k = 0; k < kLanes; ++k) local[n * 2 + part] += lanes[(static_cast<std::size_t>(n) * 2 + part) * kLanes + k];
+  TOKDYN_MPI_CHECK(MPI_Allreduce(local.data(), global.data(), 2 * terms, MPI_DOUBLE, MPI_SUM, comm));
+  return global;
+}
+
+CircleStatistics circle_statistics(MPI_Comm comm, std::int64_t n_local, const double* x, const double* masses,
+                                   double beta) {
+  const std::int64_t n = global_count(comm, n_local);
+  std::vector<double> uniform;
+  if (masses == nullptr) {
+    uniform.assign(n_local, 1.0 / static_cast<double>(n));
+    masses = uniform.data();
+  } else {
+    validate_masses(comm, n_local, n, masses);
+  }
+  const std::vector<double> s = scaled_bessel_series(beta);
+  const int p = static_cast<int>(s.size()) - 1;
+  const std::vector<double> c = circle_moments(comm, n_local, x, masses, std::max(p, 1));
+  // sum_{n in Z} e^{-|beta|} I_n(beta) |C_n|^2, truncated at |n| <= p (neglected part < 1e-16 e^{-|beta|} I_0);
+  // summed from the small terms up.
+  double series = 0;
+  for (int k = p; k >= 1; --k) series += 2 * s[k] * (c[2 * k] * c[2 * k] + c[2 * k + 1] * c[2 * k + 1]);
+  series += s[0] * c[0] * c[0];
+  CircleStatistics out;
+  // (1/2)(e^beta C_0^2 - sum_n I_n |C_n|^2) with C_0 = sum w = 1 up to round-off; the difference of two
+  // numbers of size e^beta leaves an absolute error ~ p eps e^beta (the double sum's expm1 does better
+  // near a single cluster, at O(N^2) cost).
+  out.energy = 0.5 * std::exp(std::abs(beta)) * (std::exp(beta - std::abs(beta)) * c[0] * c[0] - series);
+  out.mean[0] = c[2], out.mean[1] = c[3];
+  out.order_parameter = std::hypot(c[2], c[3]);
+  out.terms = p;
+  return out;
+}
+
+FourierAttention::FourierAttention(const AttentionContext& context, bool normalized)
+    : context_(context), normalized_(normalized) {
+  const AttentionWeights& w = context_.weights;
+  if (w.d != 2)
+    throw InputError("attention style fourier works on the circle: it needs model.d = 2, not " + std::to_string(w.d));
+  const double q = identity_multiple(w.query, 2, "attention.query");
+  const double k = identity_multiple(w.key, 2, "attention.key");
+  value_scale_ = identity_multiple(w.value, 2, "attention.value");
+  b_ = w.beta * q * k;  // beta <q x, k y> = b cos(t - phi)
+  bessel_ = scaled_bessel_series(b_);
+  int rank = 0;
+  TOKDYN_MPI_CHECK(MPI_Comm_rank(context_.comm, &rank));
+  n_local_ = context_.partition.count(rank);
+  masses_.assign(n_local_, 1.0 / static_cast<double>(context_.partition.n_global));
+}
+
+void FourierAttention::set_masses(const double* masses) {
+  validate_masses(context_.comm, n_local_, context_.partition.n_global, masses);
+  std::copy(masses, masses + n_local_, masses_.begin());
+}
+
+void FourierAttention::apply(const double* x, double* out) {
+  const int p = static_cast<int>(bessel_.size()) - 1;
+  const std::vector<double> c = circle_moments(context_.comm, n_local_, x, masses_.data(), p + 1);  // [p + 2, 2]
+  const double* s = bessel_.data();
+  // With E_n = e^{i n t}, truncated at |n| <= p (each neglected part < 1e-16 e^{-|b|} I_0(|b|), as |C_n| <= 1):
+  //   e^{-|b|} Z = s_0 C_0 + 2 sum_{n>=1} s_n Re(E_n conj C_n),
+  //   e^{-|b|} U = s_0 C_1 + sum_{n>=1} s_n (E_n conj C_{n-1} + conj E_n C_{n+1}),   U = sum_j w_j e^{b cos} e^{i phi_j}.
+  fourier_evaluate(n_local_, x, s, p, c.data(), normalized_, value_scale_, value_scale_ * std::exp(std::abs(b_)), out);
+}
+
+}  // namespace tokdyn
