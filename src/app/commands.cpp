@@ -12,7 +12,7 @@ const std::vector<Command>& commands() {
        lyapunov_schema, run_lyapunov},
       {"converge", "coupled convergence studies in depth L and width m over replicas (spec section 5)",
        converge_schema, run_converge},
-      {"bench", "throughput of the attention and pair-statistics passes (pairs/s) and of the MLP",
+      {"bench", "throughput of the attention and pair-statistics passes (pairs/s, points/s) and of the MLP",
        bench_schema, run_bench},
   };
   return list;
