@@ -14,7 +14,7 @@ const std::vector<Command>& commands() {
        converge_schema, run_converge},
       {"meanfield", "mean-field SPDE conditional on the common noise: grid (S^1) or weighted quadrature points",
        meanfield_schema, run_meanfield},
-      {"bench", "throughput of the attention and pair-statistics passes (pairs/s) and of the MLP",
+      {"bench", "throughput of the attention and pair-statistics passes (pairs/s, points/s) and of the MLP",
        bench_schema, run_bench},
   };
   return list;

@@ -153,7 +153,8 @@ std::vector<double> circle_moments(MPI_Comm comm, std::int64_t n_local, const do
   std::vector<double> local(static_cast<std::size_t>(terms) * 2, 0.0), global(local.size());
   for (int n = 0; n < terms; ++n)
     for (int part = 0; part < 2; ++part)
-      for (int k = 0; k < kLanes; ++k) local[n * 2 + part] += lanes[(static_cast<std::size_t>(n) * 2 + part) * kLanes + k];
+      for (int k = 0; k < kLanes; ++k)
+        local[n * 2 + part] += lanes[(static_cast<std::size_t>(n) * 2 + part) * kLanes + k];
   TOKDYN_MPI_CHECK(MPI_Allreduce(local.data(), global.data(), 2 * terms, MPI_DOUBLE, MPI_SUM, comm));
   return global;
 }
@@ -214,7 +215,8 @@ void FourierAttention::apply(const double* x, double* out) {
   const double* s = bessel_.data();
   // With E_n = e^{i n t}, truncated at |n| <= p (each neglected part < 1e-16 e^{-|b|} I_0(|b|), as |C_n| <= 1):
   //   e^{-|b|} Z = s_0 C_0 + 2 sum_{n>=1} s_n Re(E_n conj C_n),
-  //   e^{-|b|} U = s_0 C_1 + sum_{n>=1} s_n (E_n conj C_{n-1} + conj E_n C_{n+1}),   U = sum_j w_j e^{b cos} e^{i phi_j}.
+  //   e^{-|b|} U = s_0 C_1 + sum_{n>=1} s_n (E_n conj C_{n-1} + conj E_n C_{n+1}),
+  // with U = sum_j w_j e^{b cos(t - phi_j)} e^{i phi_j}, so that Attn = v (Re U, Im U) [/ Z for SA].
   fourier_evaluate(n_local_, x, s, p, c.data(), normalized_, value_scale_, value_scale_ * std::exp(std::abs(b_)), out);
 }
 

@@ -111,7 +111,8 @@ PairStatistics PairStatisticsPass::compute(const double* x) {
 }
 
 void PairStatisticsPass::visit(const double* x, std::int64_t i_lo, std::int64_t i_hi, const double* block,
-                               const double* block_masses, std::int64_t j_lo, std::int64_t j_hi, std::int64_t block_begin, bool own_block) {
+                               const double* block_masses, std::int64_t j_lo, std::int64_t j_hi,
+                               std::int64_t block_begin, bool own_block) {
   const double e_beta = std::exp(beta_);
   for (std::int64_t i0 = i_lo; i0 < i_hi; i0 += tile_) {
     const int bi = static_cast<int>(std::min<std::int64_t>(tile_, i_hi - i0));

@@ -143,7 +143,8 @@ TEST(CircleStatistics, EnergyAndMeanEqualTheDirectDoubleSum) {
       for (std::int64_t i = 0; i < n; ++i) {
         for (int a = 0; a < 2; ++a) mean[a] += mass[i] * all[i * 2 + a];
         for (std::int64_t j = 0; j < n; ++j)
-          energy += 0.5 * mass[i] * mass[j] * -std::exp(beta) * std::expm1(beta * (test::dot(&all[i * 2], &all[j * 2], 2) - 1));
+          energy += 0.5 * mass[i] * mass[j] * -std::exp(beta) *
+                    std::expm1(beta * (test::dot(&all[i * 2], &all[j * 2], 2) - 1));
       }
       // The series is a difference of two numbers of size e^beta: absolute error ~ p eps e^beta
       // (p <= 60 here), against 1e-13 e^beta; the direct sum's error is smaller.

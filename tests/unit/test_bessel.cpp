@@ -33,5 +33,6 @@ TEST(ScaledBessel, ZeroAndNegativeArguments) {
   EXPECT_EQ(scaled_bessel_series(0.0), std::vector<double>{1.0});
   const std::vector<double> plus = scaled_bessel_series(3.0), minus = scaled_bessel_series(-3.0);
   ASSERT_EQ(plus.size(), minus.size());
-  for (std::size_t n = 0; n < plus.size(); ++n) EXPECT_EQ(minus[n], n % 2 ? -plus[n] : plus[n]);  // I_n(-b) = (-1)^n I_n(b)
+  // I_n(-b) = (-1)^n I_n(b), exactly (the same magnitudes, signs flipped).
+  for (std::size_t n = 0; n < plus.size(); ++n) EXPECT_EQ(minus[n], n % 2 ? -plus[n] : plus[n]);
 }
