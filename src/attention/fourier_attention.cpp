@@ -16,19 +16,6 @@ namespace {
 // latency; 8 lanes ran 2.5x slower on AVX2 (b = 16, N = 10^6), 32 no faster.
 constexpr int kLanes = 16;
 
-// The multiple s of the identity that m [d, d] is, to 1e-14 (relative to max(1, |s|)); InputError otherwise.
-double identity_multiple(const std::vector<double>& m, int d, const char* key) {
-  const double s = m[0];
-  const double tolerance = 1e-14 * std::max(1.0, std::abs(s));
-  for (int a = 0; a < d; ++a)
-    for (int c = 0; c < d; ++c)
-      if (!(std::abs(m[a * d + c] - (a == c ? s : 0.0)) <= tolerance))
-        throw InputError(std::string("attention style fourier needs ") + key +
-                         " to be a multiple of the identity (entry " + std::to_string(a) + "," +
-                         std::to_string(c) + " is " + std::to_string(m[a * d + c]) + ")");
-  return s;
-}
-
 // (cos t, sin t) of a point x = r (cos t, sin t).
 inline void unit_angle(const double* x, double& c, double& s) {
   const double r = std::sqrt(x[0] * x[0] + x[1] * x[1]);  // not hypot: 10x slower, and tokens are O(1)
@@ -193,10 +180,9 @@ FourierAttention::FourierAttention(const AttentionContext& context, bool normali
   const AttentionWeights& w = context_.weights;
   if (w.d != 2)
     throw InputError("attention style fourier works on the circle: it needs model.d = 2, not " + std::to_string(w.d));
-  const double q = identity_multiple(w.query, 2, "attention.query");
-  const double k = identity_multiple(w.key, 2, "attention.key");
-  value_scale_ = identity_multiple(w.value, 2, "attention.value");
-  b_ = w.beta * q * k;  // beta <q x, k y> = b cos(t - phi)
+  const ScalarAttention scalar = scalar_attention(w, "attention style fourier");
+  b_ = scalar.b;  // beta <q x, k y> = b cos(t - phi)
+  value_scale_ = scalar.v;
   bessel_ = scaled_bessel_series(b_);
   int rank = 0;
   TOKDYN_MPI_CHECK(MPI_Comm_rank(context_.comm, &rank));

@@ -1,4 +1,5 @@
 // Q, K, V from the deck: identity times a scale, Gaussian with a scale, or datasets of an HDF5 file.
+#include <algorithm>
 #include <cmath>
 
 #include "tokdyn/attention/attention.hpp"
@@ -41,7 +42,25 @@ std::vector<double> read_matrix(const std::string& path, const std::string& name
   return m;
 }
 
+// The multiple s of the identity that m [d, d] is, to 1e-14 (relative to max(1, |s|)); InputError otherwise.
+double identity_multiple(const std::vector<double>& m, int d, const char* key, const std::string& who) {
+  const double s = m[0];
+  const double tolerance = 1e-14 * std::max(1.0, std::abs(s));
+  for (int a = 0; a < d; ++a)
+    for (int c = 0; c < d; ++c)
+      if (!(std::abs(m[a * d + c] - (a == c ? s : 0.0)) <= tolerance))
+        throw InputError(who + " needs " + key + " to be a multiple of the identity (entry " + std::to_string(a) +
+                         "," + std::to_string(c) + " is " + std::to_string(m[a * d + c]) + ")");
+  return s;
+}
+
 }  // namespace
+
+ScalarAttention scalar_attention(const AttentionWeights& w, const std::string& who) {
+  const double q = identity_multiple(w.query, w.d, "attention.query", who);
+  const double k = identity_multiple(w.key, w.d, "attention.key", who);
+  return {w.beta * q * k, identity_multiple(w.value, w.d, "attention.value", who)};
+}
 
 void add_attention_keys(DeckSchema& s) {
   s.add_bool("attention.enabled", true, "apply the attention sub-step");

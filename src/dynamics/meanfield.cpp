@@ -15,24 +15,6 @@
 namespace tokdyn {
 namespace {
 
-// b and v of attention weights Q^T K = b I / beta-scaled, V = v I; the grid's convolution kernels need them.
-void scalar_attention(const AttentionWeights& w, double& b, double& v) {
-  const int d = w.d;
-  auto multiple_of_identity = [d](const std::vector<double>& m, double& s) {
-    s = m[0];
-    for (int i = 0; i < d; ++i)
-      for (int j = 0; j < d; ++j)
-        if (std::abs(m[i * d + j] - (i == j ? s : 0.0)) > 1e-14 * std::max(1.0, std::abs(s))) return false;
-    return true;
-  };
-  double q = 0, k = 0;
-  if (!multiple_of_identity(w.query, q) || !multiple_of_identity(w.key, k))
-    throw InputError("meanfield: the grid solver needs attention.query and attention.key = identity (Q^T K = beta I)");
-  if (!multiple_of_identity(w.value, v))
-    throw InputError("meanfield: the grid solver needs attention.value = identity (V = v I)");
-  b = w.beta * q * k;
-}
-
 std::unique_ptr<MeanFieldSolver> make_grid(const MeanFieldSetup& s) {
   const Deck& deck = *s.deck;
   if (deck.get_int("model.d") != 2) throw InputError("meanfield.solver = grid needs model.d = 2 (the circle)");
@@ -43,7 +25,9 @@ std::unique_ptr<MeanFieldSolver> make_grid(const MeanFieldSetup& s) {
   p.factor = deck.get_bool("attention.enabled") ? deck.get_real("attention.factor") : 0.0;
   const std::string style = deck.get_text("attention.style");
   p.normalized = style.find("unnormalized") == std::string::npos;
-  scalar_attention(attention_weights_from_deck(deck, 2, s.comm), p.beta, p.value);
+  const ScalarAttention scalar = scalar_attention(attention_weights_from_deck(deck, 2, s.comm), "meanfield.solver = grid");
+  p.beta = scalar.b;
+  p.value = scalar.v;
   p.cfl = deck.get_real("meanfield.cfl");
   p.max_refinement = static_cast<int>(deck.get_int("meanfield.max_refinement"));
   p.seed = static_cast<std::uint64_t>(deck.get_int("run.seed"));

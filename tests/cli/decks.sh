@@ -10,6 +10,7 @@ for deck in "$SRC"/input/*.ini; do
     converge) extra=(--converge.levels=2 --converge.replicas=2 --model.N=16) ;;
     lyapunov) extra=(--lyapunov.replicas=100) ;;
     transformer | sde) extra=(--run.progress_interval=1000) ;;
+    meanfield) extra=(--model.L=4 --model.T=0.2) ;;
   esac
   start=$(date +%s%N)
   run 2 "$command" "$deck" --run.output="$out" "${extra[@]}" > log.txt || fail "$deck: $(cat log.txt)"

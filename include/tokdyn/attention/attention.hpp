@@ -53,6 +53,12 @@ AttentionWeights attention_weights_from_deck(const Deck& deck, int d, MPI_Comm c
 // attention factor is 0 (the sub-step is skipped).
 std::unique_ptr<Attention> attention_from_deck(const Deck& deck, MPI_Comm comm, const Partition& partition, int d,
                                                int tile);
+// Weights with Q = q I, K = k I, V = v I: logits b <x, y> with b = beta q k, values v y (what the closed-form
+// kernels on the circle need). InputError naming attention.query/key/value and `who` otherwise (to 1e-14).
+struct ScalarAttention {
+  double b = 1, v = 1;
+};
+ScalarAttention scalar_attention(const AttentionWeights& weights, const std::string& who);
 // Q = K = V = I: logits beta <x, y>, the case of the spec's closed forms.
 AttentionWeights identity_attention_weights(int d, double beta);
 
