@@ -12,6 +12,8 @@ const std::vector<Command>& commands() {
        lyapunov_schema, run_lyapunov},
       {"converge", "coupled convergence studies in depth L and width m over replicas (spec section 5)",
        converge_schema, run_converge},
+      {"synchronize", "synchronization by noise (Thm 1.4) over replicas: E[E_beta(t)] against its bound, clusters",
+       synchronize_schema, run_synchronize},
       {"bench", "throughput of the attention and pair-statistics passes (pairs/s) and of the MLP",
        bench_schema, run_bench},
   };

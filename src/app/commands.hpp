@@ -29,6 +29,8 @@ DeckSchema lyapunov_schema();
 int run_lyapunov(const Comm& comm, const DeckSchema& schema, const Arguments& args);
 DeckSchema converge_schema();
 int run_converge(const Comm& comm, const DeckSchema& schema, const Arguments& args);
+DeckSchema synchronize_schema();
+int run_synchronize(const Comm& comm, const DeckSchema& schema, const Arguments& args);
 DeckSchema bench_schema();
 int run_bench(const Comm& comm, const DeckSchema& schema, const Arguments& args);
 

@@ -49,6 +49,10 @@ AttentionWeights attention_weights_from_deck(const Deck& deck, int d, MPI_Comm c
 // attention factor is 0 (the sub-step is skipped).
 std::unique_ptr<Attention> attention_from_deck(const Deck& deck, MPI_Comm comm, const Partition& partition, int d,
                                                int tile);
+// The attention of a replica study, where one replica's N tokens live on one rank (MPI_COMM_SELF);
+// null when factor is 0.
+std::unique_ptr<Attention> replica_attention(const std::string& style, const AttentionWeights& weights,
+                                             std::int64_t n, int tile, double factor);
 // Q = K = V = I: logits beta <x, y>, the case of the spec's closed forms.
 AttentionWeights identity_attention_weights(int d, double beta);
 

@@ -1,7 +1,8 @@
 // Observables of the token cloud (spec section 5): interaction energy
 //   E_beta = (1/(2N^2)) sum_ij (e^beta - e^{beta <x_i, x_j>}),
 // order parameter |mean x|, mean and minimum pairwise cosine over i != j, and a histogram of the
-// cosines of the N(N-1)/2 unordered pairs. All O(N^2) sums go through the ring pass.
+// cosines of the N(N-1)/2 unordered pairs, and the pairs in one cluster (cos > c) or in antipodal
+// clusters (cos < -c) for a cluster cosine c (spec section 5, odd fields). All O(N^2) sums go through the ring pass.
 #pragma once
 
 #include <mpi.h>
@@ -19,11 +20,14 @@ struct PairStatistics {
   double mean_cosine = 0;      // over i != j (NaN for N = 1)
   double min_cosine = 0;       // over i != j (NaN for N = 1)
   std::vector<std::int64_t> histogram;  // [bins] counts of pairs i < j
+  std::int64_t aligned_pairs = 0;       // pairs i < j with cos > cluster_cosine
+  std::int64_t antipodal_pairs = 0;     // pairs i < j with cos < -cluster_cosine
 };
 
 class PairStatisticsPass {
  public:
-  PairStatisticsPass(MPI_Comm comm, const Partition& partition, int d, double beta, int bins, int tile);
+  PairStatisticsPass(MPI_Comm comm, const Partition& partition, int d, double beta, int bins, int tile,
+                     double cluster_cosine = 0.99);
   // x: this rank's tokens [n_local, d]. Collective; every rank gets the same result.
   PairStatistics compute(const double* x);
 
@@ -38,12 +42,12 @@ class PairStatisticsPass {
   MPI_Comm comm_;
   RingPass ring_;
   int d_, bins_, tile_;
-  double beta_;
+  double beta_, cluster_cosine_;
   std::int64_t n_local_, local_begin_;
   std::vector<double> gram_;  // [tile, tile]
   // Accumulators of one compute(): sums over pairs i < j.
   double energy_sum_ = 0, cosine_sum_ = 0, cosine_min_ = 0;
-  std::vector<std::int64_t> counts_;
+  std::vector<std::int64_t> counts_;  // [bins, then aligned, antipodal]
 };
 
 }  // namespace tokdyn
