@@ -95,6 +95,9 @@ def plot(r, out):
         ax.plot(tf, np.exp(c + rate * tf), color="tab:red", lw=1,
                 label=f"fit: rate {rate:.3f} [{low:.3f}, {high:.3f}]")
     ax.set_yscale("log")
+    top = 3 * np.nanmax(mean + Z95 * se)
+    if np.nanmax(bound) > top:  # a growing bound (lambdabar' > 0) would squash the data: let it leave the plot
+        ax.set_ylim(top=top)
     ax.set_xlabel("time t = l T / L")
     ax.set_ylabel(r"$E_\beta$")
     replicas = r["energy"].shape[0]
