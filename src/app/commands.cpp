@@ -14,6 +14,8 @@ const std::vector<Command>& commands() {
        converge_schema, run_converge},
       {"meanfield", "mean-field SPDE conditional on the common noise: grid (S^1) or weighted quadrature points",
        meanfield_schema, run_meanfield},
+      {"synchronize", "synchronization by noise (Thm 1.4) over replicas: E[E_beta(t)] against its bound, clusters",
+       synchronize_schema, run_synchronize},
       {"bench", "throughput of the attention and pair-statistics passes (pairs/s, points/s) and of the MLP",
        bench_schema, run_bench},
   };

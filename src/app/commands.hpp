@@ -31,6 +31,8 @@ DeckSchema converge_schema();
 int run_converge(const Comm& comm, const DeckSchema& schema, const Arguments& args);
 DeckSchema meanfield_schema();
 int run_meanfield(const Comm& comm, const DeckSchema& schema, const Arguments& args);
+DeckSchema synchronize_schema();
+int run_synchronize(const Comm& comm, const DeckSchema& schema, const Arguments& args);
 DeckSchema bench_schema();
 int run_bench(const Comm& comm, const DeckSchema& schema, const Arguments& args);
 

@@ -21,4 +21,15 @@ const AttentionRegistry& attention_styles() {
   return registry;
 }
 
+std::unique_ptr<Attention> replica_attention(const std::string& style, const AttentionWeights& weights,
+                                             std::int64_t n, int tile, double factor) {
+  if (factor == 0) return nullptr;
+  AttentionContext c;
+  c.comm = MPI_COMM_SELF;
+  c.partition = Partition(n, 1);
+  c.weights = weights;
+  c.tile = tile;
+  return attention_styles().make(style, c);
+}
+
 }  // namespace tokdyn

@@ -78,7 +78,7 @@ PairExponents simulate_pair_exponents(MPI_Comm comm, const MlpKernel& kernel, co
   std::vector<double> logs(static_cast<std::size_t>(R) * (L + 1), 0.0);
   std::vector<double> xy(2 * d), g(2 * d), xi(d);
   const Comm c(comm);
-  Progress progress(c, 0, (R - rank + size - 1) / size, 10.0, static_cast<double>(L), "layers", "pair (rank 0)");
+  Progress progress = replica_progress(c, R, 10.0, static_cast<double>(L), "layers");
   std::int64_t finished = 0;
   for (std::int64_t r = rank; r < R; r += size) {
     MlpParams mp;

@@ -11,15 +11,16 @@
 namespace tokdyn {
 
 PairStatisticsPass::PairStatisticsPass(MPI_Comm comm, const Partition& partition, int d, double beta, int bins,
-                                       int tile)
-    : comm_(comm), ring_(comm, partition, d + 1), d_(d), bins_(bins), tile_(tile), beta_(beta) {
+                                       int tile, double cluster_cosine)
+    : comm_(comm), ring_(comm, partition, d + 1), d_(d), bins_(bins), tile_(tile), beta_(beta),
+      cluster_cosine_(cluster_cosine) {
   int rank = 0;
   TOKDYN_MPI_CHECK(MPI_Comm_rank(comm_, &rank));
   n_local_ = partition.count(rank);
   local_begin_ = partition.begin(rank);
   gram_.resize(static_cast<std::size_t>(tile_) * tile_);
-  counts_.resize(bins_);
-  mass_counts_.resize(bins_);
+  counts_.resize(bins_ + 2);  // the histogram, then the aligned and antipodal pairs
+  mass_counts_.resize(bins_ + 2);  // the histogram, then the aligned and antipodal pairs
   packed_.resize(static_cast<std::size_t>(n_local_) * (d_ + 1));
   std::fill(packed_.begin() + n_local_ * d_, packed_.end(), 1.0 / static_cast<double>(partition.n_global));
 }
@@ -82,8 +83,12 @@ PairStatistics PairStatisticsPass::compute(const double* x) {
   double min_cos = 0;
   TOKDYN_MPI_CHECK(MPI_Allreduce(&cosine_min_, &min_cos, 1, MPI_DOUBLE, MPI_MIN, comm_));
   PairStatistics out;
-  out.histogram.resize(bins_);
-  TOKDYN_MPI_CHECK(MPI_Allreduce(counts_.data(), out.histogram.data(), bins_, MPI_INT64_T, MPI_SUM, comm_));
+  out.histogram.resize(bins_ + 2);
+  TOKDYN_MPI_CHECK(MPI_Allreduce(counts_.data(), out.histogram.data(), bins_ + 2, MPI_INT64_T, MPI_SUM, comm_));
+  out.antipodal_pairs = out.histogram.back();
+  out.histogram.pop_back();
+  out.aligned_pairs = out.histogram.back();
+  out.histogram.pop_back();
   out.mass_histogram.resize(bins_);
 
   const double n = static_cast<double>(ring_.partition().n_global);
@@ -136,6 +141,8 @@ void PairStatisticsPass::visit(const double* x, std::int64_t i_lo, std::int64_t 
             cosine_min_ = std::min(cosine_min_, c);
             const int b = static_cast<int>(std::floor((c + 1) * 0.5 * bins_));
             ++counts_[std::clamp(b, 0, bins_ - 1)];
+            counts_[bins_] += c > cluster_cosine_;
+            counts_[bins_ + 1] += c < -cluster_cosine_;
           }
         } else {
           const double wi = packed_[n_local_ * d_ + i0 + i];
@@ -149,6 +156,8 @@ void PairStatisticsPass::visit(const double* x, std::int64_t i_lo, std::int64_t 
             if (wi > 0 && wj[j] > 0) cosine_min_ = std::min(cosine_min_, c);
             const int b = std::clamp(static_cast<int>(std::floor((c + 1) * 0.5 * bins_)), 0, bins_ - 1);
             ++counts_[b];
+            counts_[bins_] += c > cluster_cosine_;
+            counts_[bins_ + 1] += c < -cluster_cosine_;
             mass_counts_[b] += wij;
           }
         }

@@ -23,13 +23,7 @@ double mean_square_distance(const std::vector<double>& a, const std::vector<doub
 }
 
 std::unique_ptr<Attention> replica_attention(const ConvergenceSetup& s) {
-  if (s.factor == 0) return nullptr;
-  AttentionContext c;
-  c.comm = MPI_COMM_SELF;  // one replica lives on one rank
-  c.partition = Partition(s.n, 1);
-  c.weights = s.weights;
-  c.tile = s.tile;
-  return attention_styles().make(s.attention_style, c);
+  return replica_attention(s.attention_style, s.weights, s.n, s.tile, s.factor);
 }
 
 ConvergenceResult empty_result(MPI_Comm comm, const ConvergenceSetup& s, const std::vector<std::int64_t>& levels) {
@@ -47,12 +41,6 @@ ConvergenceResult empty_result(MPI_Comm comm, const ConvergenceSetup& s, const s
 void combine(MPI_Comm comm, ConvergenceResult& r) {
   for (auto* v : {&r.mse_grid, &r.mse_sup, &r.mse_final})
     TOKDYN_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, v->data(), static_cast<int>(v->size()), MPI_DOUBLE, MPI_SUM, comm));
-}
-
-// Progress over the replicas this rank holds (replica r lives on rank r mod P), printed by rank 0.
-Progress replica_progress(const Comm& c, const ConvergenceSetup& s, double work_per_replica, const char* unit) {
-  const std::int64_t mine = (static_cast<std::int64_t>(s.replicas.size()) - c.rank() + c.size() - 1) / c.size();
-  return Progress(c, 0, mine, s.progress_interval, work_per_replica, unit, "replica (rank 0)");
 }
 
 void attention_substep(Attention* attention, double factor_dt, std::vector<double>& x, std::vector<double>& buffer,
@@ -76,7 +64,8 @@ ConvergenceResult run_depth_study(MPI_Comm comm, const ConvergenceSetup& s, cons
   ConvergenceResult result = empty_result(comm, s, study.layers);
   const std::size_t J = study.layers.size(), nd = static_cast<std::size_t>(s.n) * s.d;
   const Comm c(comm);
-  Progress progress = replica_progress(c, s, static_cast<double>(study.reference_layers), "reference steps");
+  Progress progress = replica_progress(c, static_cast<std::int64_t>(s.replicas.size()), s.progress_interval,
+                                       static_cast<double>(study.reference_layers), "reference steps");
   std::int64_t finished = 0;
   for (std::size_t ri = rank; ri < s.replicas.size(); ri += size) {
     const std::uint64_t seed = replica_seed(s.seed, s.replicas[ri]);
@@ -143,7 +132,8 @@ ConvergenceResult run_width_study(MPI_Comm comm, const ConvergenceSetup& s, cons
   std::vector<double> cov(static_cast<std::size_t>(n) * n), root(cov.size()), gram(cov.size());
   std::vector<double> z(nd), bias(d), g(nd), buffer(nd), hidden;
   const Comm c(comm);
-  Progress progress = replica_progress(c, s, static_cast<double>(study.layers), "layers");
+  Progress progress = replica_progress(c, static_cast<std::int64_t>(s.replicas.size()), s.progress_interval,
+                                       static_cast<double>(study.layers), "layers");
   std::int64_t finished = 0;
   for (std::size_t ri = rank; ri < s.replicas.size(); ri += size) {
     const std::uint64_t seed = replica_seed(s.seed, s.replicas[ri]);

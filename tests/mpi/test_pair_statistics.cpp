@@ -1,5 +1,6 @@
 // Diagnostics through the ring pass equal the naive double loop: E_beta, order parameter, mean and
-// minimum cosine, histogram; and the closed-form identity mean_cos = (N^2 |mean x|^2 - N) / (N (N - 1)).
+// minimum cosine, histogram, pairs beyond the cluster cosine; and the closed-form identity
+// mean_cos = (N^2 |mean x|^2 - N) / (N (N - 1)).
 // With token masses: every pair weighted by w_i w_j, and uniform masses give the unweighted bits.
 #include <gtest/gtest.h>
 
@@ -22,13 +23,15 @@ TEST(PairStatistics, EqualsNaiveDoubleLoop) {
     const Partition part(n, comm.size());
     std::vector<double> all(n * d);
     sample_uniform_sphere(8, 0, n, d, all.data());
-    PairStatisticsPass pass(comm.get(), part, d, beta, bins, tile);
+    const double cluster = 0.6;  // low enough that uniform tokens on S^2 have pairs on both sides
+    PairStatisticsPass pass(comm.get(), part, d, beta, bins, tile, cluster);
     const std::int64_t begin = part.begin(comm.rank()), count = part.count(comm.rank());
     std::vector<double> local(all.begin() + begin * d, all.begin() + (begin + count) * d);
     const PairStatistics s = pass.compute(local.data());
 
     double energy = 0, cos_sum = 0, cos_min = std::numeric_limits<double>::infinity();
     std::vector<std::int64_t> hist(bins, 0);
+    std::int64_t aligned = 0, antipodal = 0;
     std::vector<double> mean(d, 0.0);
     for (std::int64_t i = 0; i < n; ++i) {
       for (int a = 0; a < d; ++a) mean[a] += all[i * d + a] / n;
@@ -39,6 +42,8 @@ TEST(PairStatistics, EqualsNaiveDoubleLoop) {
           cos_sum += c;
           cos_min = std::min(cos_min, c);
           ++hist[std::min(bins - 1, static_cast<int>((c + 1) / 2 * bins))];
+          aligned += c > cluster;
+          antipodal += c < -cluster;
         }
       }
     }
@@ -48,6 +53,10 @@ TEST(PairStatistics, EqualsNaiveDoubleLoop) {
     EXPECT_NEAR(s.min_cosine, cos_min, 1e-15);
     EXPECT_NEAR(s.order_parameter, std::sqrt(test::dot(mean.data(), mean.data(), d)), 1e-15);
     EXPECT_EQ(s.histogram, hist) << "tile " << tile;
+    EXPECT_GT(aligned, 0);
+    EXPECT_GT(antipodal, 0);
+    EXPECT_EQ(s.aligned_pairs, aligned) << "tile " << tile;
+    EXPECT_EQ(s.antipodal_pairs, antipodal) << "tile " << tile;
     const double r2 = s.order_parameter * s.order_parameter;
     EXPECT_NEAR(s.mean_cosine, (n * n * r2 - n) / (n * (n - 1.0)), 1e-13);
   }

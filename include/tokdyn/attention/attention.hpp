@@ -59,6 +59,10 @@ struct ScalarAttention {
   double b = 1, v = 1;
 };
 ScalarAttention scalar_attention(const AttentionWeights& weights, const std::string& who);
+// The attention of a replica study, where one replica's N tokens live on one rank (MPI_COMM_SELF);
+// null when factor is 0.
+std::unique_ptr<Attention> replica_attention(const std::string& style, const AttentionWeights& weights,
+                                             std::int64_t n, int tile, double factor);
 // Q = K = V = I: logits beta <x, y>, the case of the spec's closed forms.
 AttentionWeights identity_attention_weights(int d, double beta);
 

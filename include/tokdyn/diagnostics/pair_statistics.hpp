@@ -1,8 +1,10 @@
 // Observables of the token cloud (spec section 5): interaction energy
 //   E_beta = (1/(2N^2)) sum_ij (e^beta - e^{beta <x_i, x_j>}),
 // order parameter |mean x|, mean and minimum pairwise cosine over i != j, and a histogram of the
-// cosines of the N(N-1)/2 unordered pairs. All O(N^2) sums go through the ring pass. With token masses
-// w_i (set_masses) every pair counts with w_i w_j: E_beta = (1/2) sum_ij w_i w_j (e^beta - e^{beta <x_i,x_j>}).
+// cosines of the N(N-1)/2 unordered pairs, and the pairs in one cluster (cos > c) or in antipodal
+// clusters (cos < -c) for a cluster cosine c (spec section 5, odd fields). All O(N^2) sums go through the
+// ring pass. With token masses w_i (set_masses) every pair counts with w_i w_j:
+// E_beta = (1/2) sum_ij w_i w_j (e^beta - e^{beta <x_i,x_j>}).
 #pragma once
 
 #include <mpi.h>
@@ -23,11 +25,14 @@ struct PairStatistics {
   // [bins] pair mass sum w_i w_j of the pairs i < j in each bin, scaled to the total N(N-1)/2 of the
   // counts: equal to the counts for uniform masses.
   std::vector<double> mass_histogram;
+  std::int64_t aligned_pairs = 0;       // pairs i < j with cos > cluster_cosine (counts, whatever the masses)
+  std::int64_t antipodal_pairs = 0;     // pairs i < j with cos < -cluster_cosine
 };
 
 class PairStatisticsPass {
  public:
-  PairStatisticsPass(MPI_Comm comm, const Partition& partition, int d, double beta, int bins, int tile);
+  PairStatisticsPass(MPI_Comm comm, const Partition& partition, int d, double beta, int bins, int tile,
+                     double cluster_cosine = 0.99);
   // x: this rank's tokens [n_local, d]. Collective; every rank gets the same result.
   PairStatistics compute(const double* x);
   // Masses of this rank's tokens [n_local] (finite, >= 0, global sum 1; InputError otherwise) for every
@@ -46,7 +51,7 @@ class PairStatisticsPass {
   MPI_Comm comm_;
   RingPass ring_;
   int d_, bins_, tile_;
-  double beta_;
+  double beta_, cluster_cosine_;
   std::int64_t n_local_, local_begin_;
   std::vector<double> gram_;  // [tile, tile]
   // The travelling block: [n_local, d] tokens, then [n_local] masses (stride d kept for the BLAS calls).
@@ -54,7 +59,7 @@ class PairStatisticsPass {
   bool uniform_ = true;  // every mass 1/N (decided collectively): the unweighted sums, bit for bit
   // Accumulators of one compute(): sums over pairs i < j (weighted by w_i w_j unless uniform_).
   double energy_sum_ = 0, cosine_sum_ = 0, cosine_min_ = 0, pair_mass_ = 0;
-  std::vector<std::int64_t> counts_;
+  std::vector<std::int64_t> counts_;  // [bins, then aligned, antipodal]
   std::vector<double> mass_counts_;  // [bins] pair mass per bin
 };
 

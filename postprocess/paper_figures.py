@@ -1,0 +1,218 @@
+#!/usr/bin/python3
+"""The paper's figures (spec section 6) from a directory of tokdyn transformer run files.
+
+Usage:
+    paper_figures.py RUNDIR [-o OUTDIR]
+
+Input: the run files jobscripts/grid.sbatch writes, RUNDIR/<deck>-<activation>-f<factor>.h5 with
+<deck> = grid-d<d>-bias<b> (grid-d5-bias0, grid-d64-bias01, ...), <activation> in relu silu sigmoid
+tanh none (none: no MLP) and <factor> in 1 0 -1; and the Fig. 1 runs RUNDIR/fig1-relu.h5,
+RUNDIR/fig1-tanh.h5 (the decks' default outputs) when present.
+
+Output (OUTDIR, default ./figures, created when missing):
+    grid-d<d>-bias<b>.png  for each (d, bias) with at least one run: a row per activation, a column per
+                           attention factor; each panel the pairwise-cosine histogram against layer as
+                           an image (colour: fraction of pairs, log scale) with E_beta against layer on a
+                           twin log axis (white). A missing run, or one whose status is not complete,
+                           leaves its panel empty with a label saying so.
+    fig1.png               ReLU and Tanh (attention off): cosine histogram against layer, and the last
+                           layer's cosine distribution (one cluster vs two antipodal ones).
+The paths written are printed on stdout, one per line.
+
+Errors (RUNDIR missing or without any grid or Fig. 1 run file, an unreadable file) end with a
+one-line message "paper_figures.py: error: ..." on stderr and exit status 2.
+"""
+
+import argparse
+import os
+import re
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tokdyn_h5 import to_str  # noqa: E402
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.colors import LogNorm  # noqa: E402
+from matplotlib.ticker import NullFormatter  # noqa: E402
+
+PROG = "paper_figures.py"
+ACTIVATIONS = ("relu", "silu", "sigmoid", "tanh", "none")
+FACTORS = ("1", "0", "-1")
+GRID_NAME = re.compile(r"^(grid-d(\d+)-bias(\w+?))-(" + "|".join(ACTIVATIONS) + r")-f(-?\d+)\.h5$")
+FIG1 = ("relu", "tanh")
+
+
+class FigureError(Exception):
+    """Input that cannot be turned into the figures."""
+
+
+def read_run(path):
+    """Return status, deck text and the per-layer diagnostics of a run file."""
+    import h5py
+
+    try:
+        h5 = h5py.File(path, "r")
+    except OSError as exc:
+        raise FigureError(f"cannot open {path} as HDF5: {exc}") from None
+    with h5:
+        if "diagnostics" not in h5:
+            raise FigureError(f"{path}: missing group /diagnostics")
+        g = h5["diagnostics"]
+        run = {"status": to_str(h5.attrs.get("status", "")), "deck": to_str(h5.attrs.get("deck", ""))}
+        for name in ("layer", "energy", "cosine_histogram", "cosine_bin_edges"):
+            if name not in g:
+                raise FigureError(f"{path}: missing dataset /diagnostics/{name}")
+            run[name] = np.asarray(g[name][()], dtype=np.float64)
+    return run
+
+
+def find_runs(rundir):
+    """Return ({deck: {(activation, factor): path}}, {activation: path}) of the files in rundir."""
+    if not os.path.isdir(rundir):
+        raise FigureError(f"no such directory: {rundir}")
+    grids, fig1 = {}, {}
+    for name in sorted(os.listdir(rundir)):
+        m = GRID_NAME.match(name)
+        if m:
+            grids.setdefault(m.group(1), {})[(m.group(4), m.group(5))] = os.path.join(rundir, name)
+        for act in FIG1:
+            if name == f"fig1-{act}.h5":
+                fig1[act] = os.path.join(rundir, name)
+    if not grids and not fig1:
+        raise FigureError(f"{rundir} holds no grid run files (grid-d<d>-bias<b>-<activation>-f<factor>.h5, "
+                          f"see jobscripts/grid.sbatch) and no fig1-relu.h5 / fig1-tanh.h5")
+    return grids, fig1
+
+
+def deck_value(deck, section, key):
+    """The value of section.key in a resolved deck text, or None."""
+    m = re.search(r"^\[" + section + r"\]\n(?:(?!\[).*\n)*?" + key + r"\s*=\s*(\S*)", deck + "\n", re.M)
+    return m.group(1) if m else None
+
+
+def energy_limits(runs):
+    """Common E_beta axis limits of a figure's runs (positive values only), or None."""
+    values = np.concatenate([r["energy"][r["energy"] > 0] for r in runs] or [np.empty(0)])
+    return (max(values.min(), 1e-14) / 2, values.max() * 2) if values.size else None
+
+
+def cosine_image(ax, run, energy_ylim=None):
+    """Histogram of pairwise cosines against layer (fractions, log colour) and E_beta on a twin axis."""
+    hist, edges, layer = run["cosine_histogram"], run["cosine_bin_edges"], run["layer"]
+    frac = hist / np.maximum(hist.sum(axis=1, keepdims=True), 1)
+    positive = frac[frac > 0]
+    norm = LogNorm(vmin=max(positive.min(), 1e-4), vmax=1) if positive.size else None
+    extent = (layer[0], layer[-1] if layer[-1] > layer[0] else layer[0] + 1, edges[0], edges[-1])
+    cmap = plt.get_cmap("viridis").copy()
+    cmap.set_bad(cmap(0.0))  # bins without pairs: the colour of the fewest
+    image = ax.imshow(np.where(frac > 0, frac, np.nan).T, origin="lower", aspect="auto", extent=extent,
+                      norm=norm, cmap=cmap, interpolation="nearest")
+    ax.set_ylim(-1, 1)
+    tx = ax.twinx()
+    energy = run["energy"]
+    ok = energy > 0
+    tx.plot(layer[ok], energy[ok], color="white", lw=1.4)
+    if ok.any():
+        tx.set_yscale("log")
+        tx.yaxis.set_minor_formatter(NullFormatter())
+        if energy_ylim:
+            tx.set_ylim(*energy_ylim)
+    tx.tick_params(labelsize=6)
+    return image
+
+
+def grid_figure(deck, runs, outdir):
+    """One (d, bias) grid: rows = activations, columns = attention factors."""
+    fig, axes = plt.subplots(len(ACTIVATIONS), len(FACTORS), figsize=(13, 15), sharex=False, sharey=True,
+                             squeeze=False)
+    image, sigma, d = None, None, None
+    loaded = {key: read_run(path) for key, path in runs.items()}
+    ylim = energy_limits([r for r in loaded.values() if r["status"] == "complete"])
+    for i, act in enumerate(ACTIVATIONS):
+        for j, factor in enumerate(FACTORS):
+            ax = axes[i, j]
+            run = loaded.get((act, factor))
+            if run is None or run["status"] != "complete":
+                why = "missing" if run is None else f"status {run['status'] or 'unknown'}"
+                ax.text(0.5, 0.5, f"{why}:\n{deck}-{act}-f{factor}.h5", ha="center", va="center",
+                        transform=ax.transAxes, fontsize=8, color="tab:red")
+                ax.set_xticks([])
+            else:
+                image = cosine_image(ax, run, ylim)
+                sigma = sigma or deck_value(run["deck"], "mlp", "sigma_u")
+                d = d or deck_value(run["deck"], "model", "d")
+            if i == 0:
+                ax.set_title(f"attention factor {factor}", fontsize=10)
+            if j == 0:
+                ax.set_ylabel(("no MLP" if act == "none" else act) + "\ncosine", fontsize=10)
+            if i == len(ACTIVATIONS) - 1:
+                ax.set_xlabel("layer")
+    if image is not None:
+        fig.colorbar(image, cax=fig.add_axes((0.92, 0.3, 0.015, 0.4)), label="fraction of pairs")
+    fig.subplots_adjust(left=0.07, right=0.86, top=0.94, bottom=0.04, hspace=0.25, wspace=0.3)
+    fig.suptitle(f"{deck}: d = {d or '?'}, sigma_U = sigma_W = {sigma or '?'}; pairwise cosines against layer "
+                 f"(image), E_beta (white, right log axis)", fontsize=11)
+    out = os.path.join(outdir, f"{deck}.png")
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+    return out
+
+
+def fig1_figure(paths, outdir):
+    """Fig. 1: ReLU vs Tanh, attention off: cosines against layer and at the last layer."""
+    fig, axes = plt.subplots(2, len(FIG1), figsize=(11, 7), squeeze=False)
+    image = None
+    for j, act in enumerate(FIG1):
+        top, bottom = axes[0, j], axes[1, j]
+        top.set_title(f"fig1-{act}")
+        if act not in paths:
+            for ax in (top, bottom):
+                ax.text(0.5, 0.5, f"missing: fig1-{act}.h5", ha="center", va="center", transform=ax.transAxes,
+                        color="tab:red")
+            continue
+        run = read_run(paths[act])
+        image = cosine_image(top, run)
+        top.set_xlabel("layer")
+        top.set_ylabel("cosine")
+        edges, last = run["cosine_bin_edges"], run["cosine_histogram"][-1]
+        bottom.stairs(last / max(last.sum(), 1), edges, fill=True, color="tab:blue")
+        bottom.set_xlabel(f"cosine at the last layer ({int(run['layer'][-1])})")
+        bottom.set_ylabel("fraction of pairs")
+        if run["status"] != "complete":
+            top.text(0.02, 0.95, f"status {run['status']}", transform=top.transAxes, color="tab:red", va="top")
+    fig.subplots_adjust(left=0.08, right=0.86, hspace=0.35, wspace=0.35)
+    if image is not None:  # one colour bar beside the panels: a per-panel one would sit under the E_beta axis
+        fig.colorbar(image, cax=fig.add_axes((0.91, 0.55, 0.015, 0.33)), label="fraction of pairs")
+    fig.suptitle("Fig. 1: ReLU (one cluster) vs Tanh without biases (two antipodal clusters), attention off")
+    out = os.path.join(outdir, "fig1.png")
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+    return out
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("rundir")
+    p.add_argument("-o", "--outdir", default="figures")
+    args = p.parse_args(argv)
+    try:
+        grids, fig1 = find_runs(args.rundir)
+        os.makedirs(args.outdir, exist_ok=True)
+        written = [grid_figure(deck, runs, args.outdir) for deck, runs in sorted(grids.items())]
+        if fig1:
+            written.append(fig1_figure(fig1, args.outdir))
+    except FigureError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
+    for path in written:
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,148 @@
+#!/usr/bin/python3
+"""Plot a `tokdyn synchronize` result file: synchronization by noise (spec section 5, Thm 1.4).
+
+Usage:
+    synchronization.py RESULT.h5 [-o OUT.png]
+
+Panels:
+    (a) E[E_beta(t)] over replicas with its 95% band (mean +- 1.96 s.e., its lower edge clipped at
+        mean / 20 for the log scale), against the bound
+        exp(lambdabar' t) E[E_beta(0)] and the fitted decay rate (its line through the fitted window);
+    (b) last-layer cluster statistics per replica: fraction of pairs with cos > c (one cluster) and
+        with cos < -c (antipodal clusters), c = /synchronization attribute cluster_cosine.
+A summary (constants, fitted rate with its interval, mean cluster fractions) is printed on stdout,
+then the path written (default: RESULT with .h5 -> .png).
+
+Errors (missing file, not HDF5, not a synchronize result, missing dataset) end with a one-line
+message "synchronization.py: error: ..." on stderr and exit status 2.
+"""
+
+import argparse
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tokdyn_h5 import to_scalar, to_str  # noqa: E402
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+PROG = "synchronization.py"
+DATASETS = ("time", "mean_energy", "standard_error", "bound", "decay_rate", "aligned_fraction",
+            "antipodal_fraction", "energy")
+ATTRIBUTES = ("lambdabar", "lambdabar_prime", "kappa1", "kappa_prime1", "cluster_cosine", "fit_start")
+Z95 = 1.96
+
+
+class ResultError(Exception):
+    """A file that cannot be read or is not a synchronize result."""
+
+
+def read_result(path):
+    """Return a dict of the /synchronization datasets and attributes of a synchronize result."""
+    import h5py
+
+    if not os.path.isfile(path):
+        raise ResultError(f"no such file: {path}")
+    try:
+        h5 = h5py.File(path, "r")
+    except OSError as exc:
+        raise ResultError(f"cannot open {path} as HDF5: {exc}") from None
+    with h5:
+        command = to_str(h5.attrs.get("command", ""))
+        if command != "synchronize":
+            raise ResultError(f"{path}: root attribute 'command' is '{command}', not 'synchronize'")
+        if "synchronization" not in h5:
+            raise ResultError(f"{path}: missing group /synchronization")
+        g = h5["synchronization"]
+        out = {"path": path, "status": to_str(h5.attrs.get("status", "")), "notes": to_str(g.attrs.get("notes", ""))}
+        for name in DATASETS:
+            if name not in g:
+                raise ResultError(f"{path}: missing dataset /synchronization/{name}")
+            out[name] = np.asarray(g[name][()], dtype=np.float64)
+        for name in ATTRIBUTES:
+            if name not in g.attrs:
+                raise ResultError(f"{path}: missing attribute /synchronization/{name}")
+            out[name] = float(to_scalar(g.attrs[name]))
+    return out
+
+
+def default_output(path):
+    """RESULT.h5 -> RESULT.png."""
+    return path[:-3] + ".png" if path.endswith(".h5") else path + ".png"
+
+
+def plot(r, out):
+    """Write the two-panel figure of result r to out."""
+    t, mean, se, bound = r["time"], r["mean_energy"], r["standard_error"], r["bound"]
+    rate, low, high = r["decay_rate"]
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(12, 4.8))
+    positive = mean > 0
+    lower = np.maximum(mean - Z95 * se, mean / 20)  # a band reaching 0 is clipped for the log scale
+    ax.fill_between(t[positive], lower[positive], (mean + Z95 * se)[positive], color="tab:blue", alpha=0.25,
+                    label="95% band (replicas)")
+    ax.plot(t[positive], mean[positive], color="tab:blue", label=r"$E[E_\beta(t)]$")
+    ax.plot(t, bound, "k--", label=rf"bound $e^{{\bar\lambda' t}} E[E_\beta(0)]$, $\bar\lambda'$ = {r['lambdabar_prime']:.3f}")
+    fitted = (t >= r["fit_start"]) & positive
+    if fitted.sum() >= 2:
+        tf = t[fitted]
+        # The fitted line: slope `rate` through the centre of mass of (t, log mean) in the window.
+        c = np.mean(np.log(mean[fitted])) - rate * np.mean(tf)
+        ax.plot(tf, np.exp(c + rate * tf), color="tab:red", lw=1,
+                label=f"fit: rate {rate:.3f} [{low:.3f}, {high:.3f}]")
+    ax.set_yscale("log")
+    top = 3 * np.nanmax(mean + Z95 * se)
+    if np.nanmax(bound) > top:  # a growing bound (lambdabar' > 0) would squash the data: let it leave the plot
+        ax.set_ylim(top=top)
+    ax.set_xlabel("time t = l T / L")
+    ax.set_ylabel(r"$E_\beta$")
+    replicas = r["energy"].shape[0]
+    ax.set_title(rf"$\bar\lambda$ = {r['lambdabar']:.3f}, $\kappa(1)$ = {r['kappa1']:.3g}, "
+                 rf"$\kappa'(1)$ = {r['kappa_prime1']:.3g}, {replicas} replicas", fontsize=10)
+    ax.legend(fontsize=8, loc="lower left")
+
+    c = r["cluster_cosine"]
+    ids = np.arange(replicas)
+    bx.bar(ids, r["aligned_fraction"], color="tab:green", label=f"cos > {c:g}")
+    bx.bar(ids, r["antipodal_fraction"], bottom=r["aligned_fraction"], color="tab:purple",
+           label=f"cos < -{c:g}")
+    bx.set_ylim(0, 1.05)
+    bx.set_xlabel("replica")
+    bx.set_ylabel("fraction of token pairs (last layer)")
+    bx.set_title("clusters at the last layer: one (green) or antipodal (purple)", fontsize=10)
+    bx.legend(fontsize=8, loc="lower right")
+    if r["notes"]:
+        fig.text(0.01, 0.005, "note: " + r["notes"].replace("\n", "; "), fontsize=7)
+    fig.suptitle(os.path.basename(r["path"]))
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("result")
+    p.add_argument("-o", "--output", help="PNG to write (default: RESULT with .h5 -> .png)")
+    args = p.parse_args(argv)
+    try:
+        r = read_result(args.result)
+        out = args.output or default_output(args.result)
+        rate, low, high = r["decay_rate"]
+        print(f"lambdabar = {r['lambdabar']:.4f}, lambdabar' = {r['lambdabar_prime']:.4f}; "
+              f"decay rate {rate:.4f} [{low:.4f}, {high:.4f}] over t >= {r['fit_start']:g}")
+        print(f"last layer: cos > {r['cluster_cosine']:g}: {r['aligned_fraction'].mean():.4f}, "
+              f"cos < -{r['cluster_cosine']:g}: {r['antipodal_fraction'].mean():.4f} (mean over replicas)")
+        plot(r, out)
+    except ResultError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
+    print(out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

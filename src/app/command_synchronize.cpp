@@ -1,0 +1,181 @@
+// tokdyn synchronize: synchronization by noise (spec section 5, Thm 1.4) over replicas of the discrete
+// transformer: E[E_beta(t)] against the bound exp(lambdabar' t) E[E_beta(0)], a fitted decay rate, and
+// the last layer's clusters (one, or two antipodal ones for odd fields).
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "commands.hpp"
+#include "tokdyn/core/error.hpp"
+#include "tokdyn/diagnostics/lyapunov.hpp"
+#include "tokdyn/dynamics/simulation.hpp"
+#include "tokdyn/dynamics/synchronization.hpp"
+#include "tokdyn/io/run_file.hpp"
+
+namespace tokdyn {
+namespace {
+
+// sigma(-v) = -sigma(v): without biases the field is odd and antipodal tokens stay antipodal.
+bool odd_activation(const Activation& a) {
+  for (double v : {0.3, 1.0, 2.5})
+    if (std::abs(a.value(-v) + a.value(v)) > 1e-12 * (1 + std::abs(a.value(v)))) return false;
+  return true;
+}
+
+bool is_identity(const std::vector<double>& m, int d, double scale) {
+  for (int a = 0; a < d; ++a)
+    for (int b = 0; b < d; ++b)
+      if (m[a * d + b] != (a == b ? scale : 0.0)) return false;
+  return true;
+}
+
+}  // namespace
+
+DeckSchema synchronize_schema() {
+  DeckSchema s;
+  s.add_text("run.output", "synchronize.h5", "result file (HDF5)");
+  s.add_int("run.seed", 1, "seed; replica r uses its own streams derived from it", 0);
+  s.add_int("run.tile", 256, "rows per BLAS tile of the attention and pair passes", 1, 1 << 16);
+  s.add_real("run.progress_interval", 10.0, "seconds between progress lines (replicas of rank 0)", 0.0);
+  s.add_int("model.N", 64, "tokens N", 2, 1 << 20);
+  s.add_int("model.d", 5, "dimension d (Thm 1.4 needs lambdabar < 0, possible only for d > 3)", 2, 1 << 16);
+  s.add_int("model.L", 500, "depth L", 1);
+  s.add_real("model.T", 10.0, "horizon T", 0.0, 1e12, true);
+  add_attention_keys(s);
+  add_mlp_keys(s);
+  s.add_int("diagnostics.every", 1, "E_beta every k layers (and at the last)", 1);
+  s.add_int("synchronize.replicas", 32, "replicas (independent seeds) in this run", 2);
+  s.add_int("synchronize.first_replica", 0, "id of the first replica (sweeps give each task its own)", 0);
+  s.add_real("synchronize.fit_start", 0.0, "fit the decay rate of log E[E_beta] over times t >= fit_start", 0.0);
+  s.add_real("synchronize.cluster_cosine", 0.99, "a pair is in one cluster when cos > c, in antipodal ones when cos < -c",
+             0.0, 1.0, true);
+  return s;
+}
+
+int run_synchronize(const Comm& comm, const DeckSchema& schema, const Arguments& args) {
+  const Deck deck = Deck::parse(schema, args.request.deck_path, args.request.overrides);
+  SynchronizationSetup s;
+  s.model.n = deck.get_int("model.N");
+  s.model.d = static_cast<int>(deck.get_int("model.d"));
+  s.model.layers = deck.get_int("model.L");
+  s.model.horizon = deck.get_real("model.T");
+  s.model.factor = deck.get_bool("attention.enabled") ? deck.get_real("attention.factor") : 0.0;
+  s.attention_style = deck.get_text("attention.style");
+  s.weights = attention_weights_from_deck(deck, s.model.d, comm.get());
+  s.tile = static_cast<int>(deck.get_int("run.tile"));
+  s.mlp_enabled = deck.get_bool("mlp.enabled");
+  s.mlp = mlp_params_from_deck(deck);
+  s.seed = static_cast<std::uint64_t>(deck.get_int("run.seed"));
+  s.every = deck.get_int("diagnostics.every");
+  s.beta = deck.get_real("attention.beta");
+  s.cluster_cosine = deck.get_real("synchronize.cluster_cosine");
+  s.progress_interval = deck.get_real("run.progress_interval");
+  const std::int64_t replicas = deck.get_int("synchronize.replicas"), first = deck.get_int("synchronize.first_replica");
+  for (std::int64_t r = 0; r < replicas; ++r) s.replicas.push_back(first + r);
+  const double fit_start = deck.get_real("synchronize.fit_start");
+  if (fit_start >= s.model.horizon)
+    throw InputError("deck key 'synchronize.fit_start' = '" + deck.get_text("synchronize.fit_start") +
+                     "': not below model.T");
+
+  const int d = s.model.d;
+  const MlpKernel kernel{&activation(s.mlp.activation), d, s.mlp.sigma_u, s.mlp.sigma_w};
+  const LyapunovPrediction p = predict_lyapunov(kernel, s.beta);
+  // What keeps Thm 1.4 from applying to this deck: said in the output, not refused.
+  std::vector<std::string> notes;
+  char line[320];
+  if (p.lambdabar >= 0) {
+    std::snprintf(line, sizeof line, "lambdabar = %.4g >= 0: Thm 1.4 gives no decay (its bound grows)", p.lambdabar);
+    notes.push_back(line);
+  }
+  const bool odd = odd_activation(*kernel.act) && s.mlp.sigma_u == 0 && s.mlp.sigma_w == 0;
+  if (odd) notes.push_back("odd field (odd activation, no biases): Thm 1.4 does not apply; expect two antipodal clusters");
+  if (!s.mlp_enabled) notes.push_back("mlp.enabled = false: no noise; the kernel constants are those the MLP would have");
+  // Softmax attention with Q^T K = beta I, V = I never increases E_beta (eps = 0 in Thm 1.4), so the bound
+  // holds with it at any factor a >= 0, and without it; other weights or a repulsive factor void it.
+  const bool identity = s.attention_style == "softmax" && is_identity(s.weights.query, d, 1) &&
+                        is_identity(s.weights.key, d, 1) && is_identity(s.weights.value, d, 1);
+  if (s.model.factor < 0 || (s.model.factor > 0 && !identity))
+    notes.push_back("the bound assumes softmax attention with Q^T K = beta I, V = I and factor >= 0 (or none); "
+                    "this deck differs");
+
+  const RunControl control = study_control(deck.get_text("run.output"), args.request);
+  if (args.status) {
+    comm.print(run_status(comm, control));
+    return 0;
+  }
+  if (!prepare_output(comm, control)) return 0;
+
+  std::snprintf(line, sizeof line,
+                "tokdyn synchronize: N = %lld, d = %d, L = %lld, T = %g, %s, sigma_U = %g, sigma_W = %g, beta = %g, "
+                "attention factor %g, %zu replicas on %d rank%s",
+                static_cast<long long>(s.model.n), d, static_cast<long long>(s.model.layers), s.model.horizon,
+                s.mlp_enabled ? kernel.act->name : "no MLP", s.mlp.sigma_u, s.mlp.sigma_w, s.beta, s.model.factor,
+                s.replicas.size(), comm.size(), comm.size() == 1 ? "" : "s");
+  comm.print(line);
+  std::snprintf(line, sizeof line, "  kappa(1) = %.6e, kappa'(1) = %.6e, lambdabar = %.6e, lambdabar' = %.6e",
+                p.kappa1, p.kappa_prime1, p.lambdabar, p.lambdabar_prime);
+  comm.print(line);
+  for (const auto& n : notes) comm.print("  note: " + n);
+
+  const SynchronizationResult r = run_synchronization_study(comm.get(), s);
+  const SynchronizationSummary m = summarize_synchronization(r, p.lambdabar_prime, fit_start, s.seed);
+  const std::size_t R = r.replicas.size(), S = r.time.size();
+
+  comm.print("        t   E[E_beta] (+- s.e.)          bound exp(lambdabar' t) E[E_beta(0)]");
+  for (std::size_t k = 0; k < 6; ++k) {
+    const std::size_t j = k * (S - 1) / 5;
+    std::snprintf(line, sizeof line, "  %7.3f   %.4e +- %.2e         %.4e", r.time[j], m.mean_energy[j],
+                  m.standard_error[j], m.bound[j]);
+    comm.print(line);
+  }
+  std::snprintf(line, sizeof line, "decay rate of log E[E_beta] over t >= %g: %.4f [%.4f, %.4f] (95%% bootstrap); "
+                "lambdabar' = %.4f; max E[E_beta]/bound = %.3f", fit_start, m.decay_rate.value, m.decay_rate.low,
+                m.decay_rate.high, p.lambdabar_prime, m.max_ratio_to_bound);
+  comm.print(line);
+  const double pairs = 0.5 * static_cast<double>(s.model.n) * static_cast<double>(s.model.n - 1);
+  double aligned = 0, antipodal = 0, all_clustered = 0;
+  for (std::size_t i = 0; i < R; ++i) {
+    aligned += r.aligned_fraction[i] / R, antipodal += r.antipodal_fraction[i] / R;
+    // Fractions are counts / pairs: every pair is clustered when the counts add up to all pairs.
+    const bool all = (r.aligned_fraction[i] + r.antipodal_fraction[i]) * pairs > pairs - 0.5;
+    all_clustered += all / static_cast<double>(R);
+  }
+  std::snprintf(line, sizeof line, "last layer, mean over replicas: pairs with cos > %g: %.4f, cos < -%g: %.4f; "
+                "replicas with every pair clustered: %.3f", s.cluster_cosine, aligned, s.cluster_cosine, antipodal,
+                all_clustered);
+  comm.print(line);
+
+  RunInfo info{"synchronize", deck.resolved_text(), s.seed, 0, d};
+  RunFile file = RunFile::create(control.partial, comm.get(), info);
+  const hid_t g = file.study_group("synchronization");
+  const std::pair<const char*, double> constants[] = {
+      {"kappa1", p.kappa1}, {"kappa_prime1", p.kappa_prime1}, {"lambda1", p.lambda1}, {"lambdabar", p.lambdabar},
+      {"lambdabar_prime", p.lambdabar_prime}, {"argmin_u", p.argmin_u}, {"beta", s.beta},
+      {"cluster_cosine", s.cluster_cosine}, {"fit_start", fit_start}, {"max_ratio_to_bound", m.max_ratio_to_bound}};
+  for (const auto& [name, value] : constants) h5::write_attribute(g, name, value);
+  h5::write_attribute(g, "odd_field", static_cast<std::int64_t>(odd));
+  std::string joined;
+  for (const auto& n : notes) joined += (joined.empty() ? "" : "\n") + n;
+  h5::write_attribute(g, "notes", joined);
+  std::vector<double> ids(r.replicas.begin(), r.replicas.end()), layers(r.layer.begin(), r.layer.end()), e0(R);
+  for (std::size_t i = 0; i < R; ++i) e0[i] = r.energy[i * S];
+  h5::write_vector(g, "replicas", ids, comm.get());
+  h5::write_vector(g, "layer", layers, comm.get());
+  h5::write_vector(g, "time", r.time, comm.get());
+  h5::write_vector(g, "energy", r.energy, comm.get(), {R, S});
+  h5::write_vector(g, "initial_energy", e0, comm.get());
+  h5::write_vector(g, "mean_energy", m.mean_energy, comm.get());
+  h5::write_vector(g, "standard_error", m.standard_error, comm.get());
+  h5::write_vector(g, "bound", m.bound, comm.get());
+  h5::write_vector(g, "decay_rate", {m.decay_rate.value, m.decay_rate.low, m.decay_rate.high}, comm.get());
+  h5::write_vector(g, "aligned_fraction", r.aligned_fraction, comm.get());
+  h5::write_vector(g, "antipodal_fraction", r.antipodal_fraction, comm.get());
+  h5::write_vector(g, "min_cosine", r.min_cosine, comm.get());
+  file.set_status("complete");
+  file.close();
+  finish_output(comm, control);
+  comm.print("wrote '" + control.output + "'");
+  return 0;
+}
+
+}  // namespace tokdyn

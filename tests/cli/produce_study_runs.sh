@@ -1,0 +1,20 @@
+# Produces run files for the postprocess tests (CTest fixture "studyruns") with the real code, at
+# reduced size: a synchronize result (sync.h5) and a handful of grid and Fig. 1 runs under grid/,
+# named as jobscripts/grid.sbatch names them.
+source "$(dirname "$0")/common.sh"
+run 2 synchronize "$SRC/input/synchronization-bound.ini" --model.N=16 --model.L=100 --mlp.width=64 \
+  --synchronize.replicas=8 --run.output=sync.h5 --run.progress_interval=1000 > log.txt || fail "$(cat log.txt)"
+[ "$(status_of sync.h5)" = complete ] || fail "sync.h5 not complete"
+mkdir -p grid
+small=(--model.N=16 --model.L=30 --mlp.width=64 --run.progress_interval=1000)
+for combo in grid-d5-bias0:relu:1 grid-d5-bias0:tanh:0 grid-d5-bias0:none:-1 grid-d5-bias0:sigmoid:1 \
+             grid-d5-bias01:silu:-1; do
+  IFS=: read -r deck act factor <<< "$combo"
+  mlp=(--mlp.activation="$act")
+  [ "$act" = none ] && mlp=(--mlp.enabled=false)
+  run 2 transformer "$SRC/input/$deck.ini" "${mlp[@]}" --attention.factor="$factor" "${small[@]}" \
+    --run.output="grid/$deck-$act-f$factor.h5" > log.txt || fail "$combo: $(cat log.txt)"
+done
+run 2 transformer "$SRC/input/fig1-tanh.ini" "${small[@]}" --model.L=40 --run.output=grid/fig1-tanh.h5 > log.txt \
+  || fail "fig1-tanh: $(cat log.txt)"
+echo "ok: sync.h5 and $(ls grid | wc -l) grid files"
