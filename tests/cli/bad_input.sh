@@ -56,4 +56,15 @@ expect_error 3 "NaN or Inf in the token state after layer 1" "${base[@]}" --atte
 [ "$(status_of nan.h5.part)" = failed ] || fail "nan.h5.part should say failed"
 [ ! -e nan.h5 ] || fail "nan.h5 must not exist"
 no_complete_file
+
+# Mean-field solver: the grid lives on the circle, needs cells for every rank, scalar Q, K, V, a CFL it can meet.
+mf=(meanfield "$SRC/input/meanfield-circle.ini" --model.L=2 --model.T=0.1 --run.output=mf.h5)
+expect_error 2 "meanfield.solver = grid needs model.d = 2" "${mf[@]}" --model.d=3
+expect_error 2 "deck key 'meanfield.cells' = '5': out of range" "${mf[@]}" --meanfield.cells=5
+expect_error 2 "needs attention.query to be a multiple of the identity" "${mf[@]}" --attention.query=gaussian
+expect_error 2 "more than 2\^2 sub-steps" "${mf[@]}" --meanfield.max_refinement=2
+expect_error 2 "deck key 'meanfield.cfl' = '0.7'" "${mf[@]}" --meanfield.cfl=0.7
+expect_error 2 "attention style fourier works on the circle" "${mf[@]}" --meanfield.solver=quadrature \
+  --attention.style=fourier --model.d=3
+no_complete_file
 echo "bad_input: all cases passed"
