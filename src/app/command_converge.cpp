@@ -8,6 +8,7 @@
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/diagnostics/fit.hpp"
 #include "tokdyn/dynamics/convergence.hpp"
+#include "tokdyn/dynamics/meanfield.hpp"
 #include "tokdyn/dynamics/sde.hpp"
 #include "tokdyn/dynamics/simulation.hpp"
 #include "tokdyn/io/run_file.hpp"
@@ -21,14 +22,15 @@ DeckSchema converge_schema() {
   s.add_int("run.seed", 1, "seed; replica r uses its own streams derived from it", 0);
   s.add_int("run.tile", 256, "rows per BLAS tile of the attention", 1, 1 << 16);
   s.add_real("run.progress_interval", 10.0, "seconds between progress lines (replicas of rank 0)", 0.0);
-  s.add_int("model.N", 64, "tokens N", 1, 1 << 20);
+  s.add_int("model.N", 64, "depth and width studies: tokens N", 1, 1 << 20);
   s.add_int("model.d", 5, "dimension d", 2, 1 << 16);
-  s.add_int("model.L", 64, "width study: depth L", 1);
+  s.add_int("model.L", 64, "width and tokens studies: depth L (tokens: layers of T / L each)", 1);
   s.add_real("model.T", 1.0, "horizon T", 0.0, 1e12, true);
   add_attention_keys(s);
   add_kernel_keys(s);
   add_field_keys(s);
-  s.add_choice("converge.study", "depth", {"depth", "width"}, "depth: L = L0 2^j; width: m = m0 2^j");
+  s.add_choice("converge.study", "depth", {"depth", "width", "tokens"},
+               "depth: L = L0 2^j; width: m = m0 2^j; tokens: N = N0 2^j against the mean-field solution");
   s.add_int("converge.replicas", 8, "replicas (independent seeds) in this run", 1);
   s.add_int("converge.first_replica", 0, "id of the first replica (sweeps give each task its own)", 0);
   s.add_int("converge.levels", 4, "number of levels j = 0 .. levels-1", 1, 30);
@@ -36,14 +38,54 @@ DeckSchema converge_schema() {
   s.add_int("converge.m0", 16, "width: narrowest m", 1);
   s.add_int("converge.task", -1, "a sweep's array task: only level task / replicas and replica task % replicas "
              "(-1: every level and replica)", -1);
+  s.add_int("converge.N0", 64, "tokens: smallest N", 1, std::int64_t(1) << 40);
+  s.add_int("converge.every", 1, "tokens: layers between two distance evaluations (and the last)", 1);
+  s.add_choice("converge.distance", "auto", {"auto", "circular", "assignment", "sliced"},
+               "tokens: W2 by circular transport (d = 2), exact assignment or slicing (auto: circular on S^1, "
+               "assignment when the sizes allow, else sliced)");
+  s.add_int("converge.sliced_directions", 64, "tokens: directions of the sliced W2", 1, 1 << 20);
+  s.add_int("converge.assignment_max", 2048, "tokens, auto: largest point count for the exact assignment", 1);
+  s.add_bool("noise.enabled", true, "tokens: apply the common noise");
+  add_meanfield_keys(s);
   s.add_int("converge.reference_factor", 8, "depth: reference steps = factor x the finest L", 2);
   s.add_choice("converge.reference_scheme", "heun", sde_schemes().names(), "depth: scheme of the reference SDE");
   return s;
 }
 
+StudyTasks study_tasks(const Deck& deck, std::int64_t base) {
+  const std::int64_t replicas = deck.get_int("converge.replicas"), first = deck.get_int("converge.first_replica");
+  const int levels = static_cast<int>(deck.get_int("converge.levels"));
+  const std::int64_t task = deck.get_int("converge.task");
+  if (task >= levels * replicas)
+    throw InputError("deck key 'converge.task' = " + std::to_string(task) + ": out of range (levels x replicas = " +
+                     std::to_string(levels * replicas) + ")");
+  StudyTasks t;
+  for (int j = 0; j < levels; ++j)
+    if (task < 0 || j == task / replicas) t.levels.push_back(base << j);
+  for (std::int64_t r = 0; r < replicas; ++r)
+    if (task < 0 || r == task % replicas) t.replicas.push_back(first + r);
+  return t;
+}
+
+Estimate level_slope(const std::vector<std::int64_t>& levels, const std::vector<double>& values, std::size_t replicas) {
+  const std::size_t J = levels.size();
+  // Slope of log (mean over the resampled replicas) against log level: the bootstrap resamples replicas.
+  return bootstrap(static_cast<int>(replicas), [&](const std::vector<int>& w) {
+    std::vector<double> lx, ly;
+    for (std::size_t j = 0; j < J; ++j) {
+      double s1 = 0, n = 0;
+      for (std::size_t i = 0; i < replicas; ++i) s1 += w[i] * values[i * J + j], n += w[i];
+      lx.push_back(std::log(static_cast<double>(levels[j])));
+      ly.push_back(std::log(s1 / n));
+    }
+    return least_squares_slope(lx, ly);
+  });
+}
+
 int run_converge(const Comm& comm, const DeckSchema& schema, const Arguments& args) {
   const Deck deck = Deck::parse(schema, args.request.deck_path, args.request.overrides);
   const std::string study = deck.get_text("converge.study");
+  if (study == "tokens") return run_converge_tokens(comm, deck, args);
   ConvergenceSetup s;
   s.n = deck.get_int("model.N");
   s.d = static_cast<int>(deck.get_int("model.d"));
@@ -56,18 +98,11 @@ int run_converge(const Comm& comm, const DeckSchema& schema, const Arguments& ar
   s.field = field_params_from_deck(deck, s.d);
   s.seed = static_cast<std::uint64_t>(deck.get_int("run.seed"));
   s.progress_interval = deck.get_real("run.progress_interval");
-  const std::int64_t replicas = deck.get_int("converge.replicas"), first = deck.get_int("converge.first_replica");
   const int levels = static_cast<int>(deck.get_int("converge.levels"));
   const std::int64_t base = deck.get_int(study == "depth" ? "converge.L0" : "converge.m0");
-  const std::int64_t task = deck.get_int("converge.task");
-  if (task >= levels * replicas)
-    throw InputError("deck key 'converge.task' = " + std::to_string(task) + ": out of range (levels x replicas = " +
-                     std::to_string(levels * replicas) + ")");
-  std::vector<std::int64_t> values;
-  for (int j = 0; j < levels; ++j)
-    if (task < 0 || j == task / replicas) values.push_back(base << j);
-  for (std::int64_t r = 0; r < replicas; ++r)
-    if (task < 0 || r == task % replicas) s.replicas.push_back(first + r);
+  StudyTasks tasks = study_tasks(deck, base);
+  const std::vector<std::int64_t>& values = tasks.levels;
+  s.replicas = tasks.replicas;
 
   const RunControl control = study_control(deck.get_text("run.output"), args.request);
   if (args.status) {
@@ -116,19 +151,7 @@ int run_converge(const Comm& comm, const DeckSchema& schema, const Arguments& ar
     comm.print(line);
   }
   if (J >= 2) {
-    auto slope = [&](const std::vector<double>& mse) {
-      return [&, J](const std::vector<int>& w) {
-        std::vector<double> lx, ly;
-        for (std::size_t j = 0; j < J; ++j) {
-          double s1 = 0, n = 0;
-          for (std::size_t i = 0; i < R; ++i) s1 += w[i] * mse[i * J + j], n += w[i];
-          lx.push_back(std::log(static_cast<double>(r.levels[j])));
-          ly.push_back(std::log(s1 / n));
-        }
-        return least_squares_slope(lx, ly);
-      };
-    };
-    const Estimate g = bootstrap(static_cast<int>(R), slope(r.mse_grid)), u = bootstrap(static_cast<int>(R), slope(r.mse_sup));
+    const Estimate g = level_slope(r.levels, r.mse_grid, R), u = level_slope(r.levels, r.mse_sup, R);
     std::snprintf(line, sizeof line, "slope of log mse_grid: %.3f [%.3f, %.3f]; of log mse_sup: %.3f [%.3f, %.3f] (expected -1)",
                   g.value, g.low, g.high, u.value, u.low, u.high);
     comm.print(line);

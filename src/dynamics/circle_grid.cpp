@@ -301,6 +301,19 @@ MeanFieldObservables CircleGridSolver::observe(double beta) {
   return o;
 }
 
+void CircleGridSolver::gather_measure(std::vector<double>& points, std::vector<double>& masses) {
+  gather(rho_);
+  const std::int64_t m = params_.cells;
+  points.resize(2 * m);
+  masses.resize(m);
+  for (std::int64_t i = 0; i < m; ++i) {
+    const double theta = (static_cast<double>(i) + 0.5) * width_;
+    points[2 * i] = std::cos(theta);
+    points[2 * i + 1] = std::sin(theta);
+    masses[i] = rho_all_[i] * width_;
+  }
+}
+
 bool CircleGridSolver::finite() {
   const PetscScalar* x = nullptr;
   TOKDYN_PETSC_CHECK(VecGetArrayRead(rho_, &x));

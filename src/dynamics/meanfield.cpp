@@ -7,6 +7,9 @@
 #include "tokdyn/attention/attention.hpp"
 #include "tokdyn/core/deck.hpp"
 #include "tokdyn/core/error.hpp"
+#include "tokdyn/core/partition.hpp"
+#include "tokdyn/core/random.hpp"
+#include "tokdyn/sphere/sphere.hpp"
 #include "tokdyn/dynamics/circle_grid.hpp"
 #include "tokdyn/dynamics/quadrature.hpp"
 #include "tokdyn/noise/gaussian_field.hpp"
@@ -30,7 +33,7 @@ std::unique_ptr<MeanFieldSolver> make_grid(const MeanFieldSetup& s) {
   p.value = scalar.v;
   p.cfl = deck.get_real("meanfield.cfl");
   p.max_refinement = static_cast<int>(deck.get_int("meanfield.max_refinement"));
-  p.seed = static_cast<std::uint64_t>(deck.get_int("run.seed"));
+  p.seed = s.seed ? *s.seed : static_cast<std::uint64_t>(deck.get_int("run.seed"));
   std::unique_ptr<GaussianField> field;
   if (deck.get_bool("noise.enabled")) field = field_styles().make(deck.get_text("noise.field"), field_params_from_deck(deck, 2));
   return std::make_unique<CircleGridSolver>(s.comm, p, std::move(field), initial_density_from_deck(deck));
@@ -38,23 +41,16 @@ std::unique_ptr<MeanFieldSolver> make_grid(const MeanFieldSetup& s) {
 
 std::unique_ptr<MeanFieldSolver> make_quadrature(const MeanFieldSetup& s) {
   const Deck& deck = *s.deck;
-  int ranks = 1;
+  int rank = 0, ranks = 1;
+  TOKDYN_MPI_CHECK(MPI_Comm_rank(s.comm, &rank));
   TOKDYN_MPI_CHECK(MPI_Comm_size(s.comm, &ranks));
-  SdeSetup setup;
-  SdeParams& p = setup.params;
-  const int refinement = static_cast<int>(deck.get_int("meanfield.refinement"));
-  p.n = deck.get_int("meanfield.points");
-  p.d = static_cast<int>(deck.get_int("model.d"));
-  p.steps = deck.get_int("model.L") << refinement;
-  p.horizon = deck.get_real("model.T");
-  p.factor = deck.get_real("attention.factor");
-  p.project = true;  // the points stay on the sphere, as the grid's density does by construction
-  p.noise = deck.get_bool("noise.enabled");
-  setup.seed = static_cast<std::uint64_t>(deck.get_int("run.seed"));
-  const int tile = static_cast<int>(deck.get_int("run.tile"));
-  setup.attention = attention_from_deck(deck, s.comm, Partition(p.n, ranks), p.d, tile);
-  if (p.noise) setup.field = field_styles().make(deck.get_text("noise.field"), field_params_from_deck(deck, p.d));
-  return std::make_unique<QuadratureSolver>(s.comm, std::move(setup), refinement, initial_density_from_deck(deck), tile);
+  const std::int64_t n = deck.get_int("meanfield.points");
+  const int d = static_cast<int>(deck.get_int("model.d"));
+  std::vector<double> x, masses;
+  quadrature_rule(initial_density_from_deck(deck), d, Partition(n, ranks), rank, x, masses);
+  return std::make_unique<QuadratureSolver>(s.comm, mckean_vlasov_setup(s, n),
+                                            static_cast<int>(deck.get_int("meanfield.refinement")), std::move(x),
+                                            std::move(masses), static_cast<int>(deck.get_int("run.tile")));
 }
 
 }  // namespace
@@ -65,6 +61,22 @@ double InitialDensity::relative(double x1) const {
 }
 
 double InitialDensity::max_relative() const { return kind == "von-mises" ? 1.0 : 1.0 + amplitude; }
+
+void sample_initial_density(const InitialDensity& initial, std::uint64_t seed, int d, std::int64_t begin,
+                            std::int64_t count, double* x) {
+  const RandomStream stream(seed, Purpose::initial_density);
+  constexpr std::uint64_t kAcceptBlock = std::uint64_t(1) << 32;  // beyond the blocks of the d normals
+  const double bound = initial.max_relative();
+  for (std::int64_t i = 0; i < count; ++i) {
+    double* xi = x + i * d;
+    const auto index = static_cast<std::uint64_t>(begin + i);
+    for (std::uint64_t attempt = 0;; ++attempt) {
+      stream.normals(attempt, index, xi, static_cast<std::size_t>(d));
+      normalize_rows(xi, 1, d);  // uniform on the sphere
+      if (stream.uniform4(attempt, index, kAcceptBlock)[0] * bound <= initial.relative(xi[0])) break;
+    }
+  }
+}
 
 const MeanFieldRegistry& meanfield_solvers() {
   static const MeanFieldRegistry registry = [] {
@@ -108,6 +120,25 @@ void add_meanfield_keys(DeckSchema& s) {
                "initial law relative to uniform: cosine 1 + a x_1, von-mises e^{c x_1}");
   s.add_real("meanfield.amplitude", 0.5, "cosine: amplitude a", 0.0, 1.0);
   s.add_real("meanfield.concentration", 1.0, "von-mises: concentration c", 0.0, 700.0);
+}
+
+SdeSetup mckean_vlasov_setup(const MeanFieldSetup& s, std::int64_t n) {
+  const Deck& deck = *s.deck;
+  int ranks = 1;
+  TOKDYN_MPI_CHECK(MPI_Comm_size(s.comm, &ranks));
+  SdeSetup setup;
+  SdeParams& p = setup.params;
+  p.n = n;
+  p.d = static_cast<int>(deck.get_int("model.d"));
+  p.steps = deck.get_int("model.L") << deck.get_int("meanfield.refinement");
+  p.horizon = deck.get_real("model.T");
+  p.factor = deck.get_bool("attention.enabled") ? deck.get_real("attention.factor") : 0.0;
+  p.project = true;  // the points stay on the sphere, as the grid's density does by construction
+  p.noise = deck.get_bool("noise.enabled");
+  setup.seed = s.seed ? *s.seed : static_cast<std::uint64_t>(deck.get_int("run.seed"));
+  setup.attention = attention_from_deck(deck, s.comm, Partition(n, ranks), p.d, static_cast<int>(deck.get_int("run.tile")));
+  if (p.noise) setup.field = field_styles().make(deck.get_text("noise.field"), field_params_from_deck(deck, p.d));
+  return setup;
 }
 
 InitialDensity initial_density_from_deck(const Deck& deck) {

@@ -6,35 +6,41 @@
 
 #include "tokdyn/attention/fourier_attention.hpp"
 #include "tokdyn/core/error.hpp"
+#include "tokdyn/core/gather.hpp"
 #include "tokdyn/sphere/quadrature_points.hpp"
+#include <stdexcept>
 
 namespace tokdyn {
 
-QuadratureSolver::QuadratureSolver(MPI_Comm comm, SdeSetup setup, int refinement, const InitialDensity& initial,
-                                   int tile)
-    : comm_(comm), d_(setup.params.d), refinement_(refinement) {
+void quadrature_rule(const InitialDensity& initial, int d, const Partition& partition, int rank, std::vector<double>& x,
+                     std::vector<double>& masses) {
+  const std::int64_t begin = partition.begin(rank), count = partition.count(rank);
+  x.resize(count * d);
+  quadrature_points(d, partition.n_global, begin, count, x.data());
+  // Normalised by the sum over the whole set, taken on every rank in index order: the masses do not
+  // depend on the partition (partial sums of slices would).
+  std::vector<double> point(d);
+  double total = 0;
+  for (std::int64_t j = 0; j < partition.n_global; ++j) {
+    quadrature_points(d, partition.n_global, j, 1, point.data());
+    total += initial.relative(point[0]);
+  }
+  masses.resize(count);
+  for (std::int64_t i = 0; i < count; ++i) masses[i] = initial.relative(x[i * d]) / total;
+}
+
+QuadratureSolver::QuadratureSolver(MPI_Comm comm, SdeSetup setup, int refinement, std::vector<double> x,
+                                   std::vector<double> masses, int tile)
+    : comm_(comm), d_(setup.params.d), refinement_(refinement), tile_(tile), x_(std::move(x)), w_(std::move(masses)) {
   int ranks = 1;
   TOKDYN_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
   TOKDYN_MPI_CHECK(MPI_Comm_size(comm_, &ranks));
   partition_ = Partition(setup.params.n, ranks);
-  const std::int64_t begin = partition_.begin(rank_), count = partition_.count(rank_);
-  x_.resize(count * d_);
-  quadrature_points(d_, partition_.n_global, begin, count, x_.data());
-  // Masses proportional to the density relative to uniform at the points (equal-weight rules for the
-  // uniform measure), normalised by a global sum taken in a rank-independent way (partial sums of slices
-  // would depend on the partition: sum the whole set on every rank instead, O(N) once).
-  std::vector<double> all_x(d_);
-  double total = 0;
-  for (std::int64_t j = 0; j < partition_.n_global; ++j) {
-    quadrature_points(d_, partition_.n_global, j, 1, all_x.data());
-    total += initial.relative(all_x[0]);
-  }
-  w_.resize(count);
-  for (std::int64_t i = 0; i < count; ++i) w_[i] = initial.relative(x_[i * d_]) / total;
-  setup.n_local = count;
+  setup.n_local = partition_.count(rank_);
+  if (static_cast<std::int64_t>(w_.size()) != setup.n_local || static_cast<std::int64_t>(x_.size()) != setup.n_local * d_)
+    throw std::invalid_argument("QuadratureSolver: points and masses do not match the partition");
   if (setup.attention) setup.attention->set_masses(w_.data());
   scheme_ = sde_schemes().make("heun", setup);
-  tile_ = tile;
 }
 
 std::int64_t QuadratureSolver::first_point() const { return partition_.begin(rank_); }
@@ -73,6 +79,11 @@ MeanFieldObservables QuadratureSolver::observe(double beta) {
     for (int a = 0; a < d_; ++a) o.mean[a] += w_[i] * x_[i * d_ + a];
   TOKDYN_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, o.mean.data(), d_, MPI_DOUBLE, MPI_SUM, comm_));
   return o;
+}
+
+void QuadratureSolver::gather_measure(std::vector<double>& points, std::vector<double>& masses) {
+  points = allgather_rows(comm_, partition_, x_, d_);
+  masses = allgather_rows(comm_, partition_, w_, 1);
 }
 
 bool QuadratureSolver::finite() {

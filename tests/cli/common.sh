@@ -3,7 +3,8 @@
 set -euo pipefail
 : "${TOKDYN:?}" "${MPIEXEC:?}" "${PYTHON:=/usr/bin/python3}" "${SRC:?}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-name=$(basename "$0" .sh)${TEST_SUFFIX:-}
+# Scripts run with arguments (restart.sh NP) get one directory per argument list, so ctest -j is safe.
+name=$(basename "$0" .sh)${TEST_SUFFIX:-}${*:+$(printf -- "-%s" "$@")}
 scratch="$PWD/cli-scratch/$name"
 rm -rf "$scratch" && mkdir -p "$scratch" && cd "$scratch"
 

@@ -24,6 +24,7 @@ enum class Purpose : std::uint64_t {
   field_z = 11,     // exact-in-law field couplings: Z
   lyapunov = 12,    // pair simulations for Lyapunov exponents
   sliced_w2 = 13,   // projection directions of the sliced 2-Wasserstein distance
+  initial_density = 14,  // iid tokens from a non-uniform mu_0 (rejection sampling)
   test = 1000,      // reserved for tests
 };
 

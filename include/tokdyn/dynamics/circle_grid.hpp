@@ -47,6 +47,8 @@ class CircleGridSolver final : public MeanFieldSolver {
   void step(std::int64_t layer) override;
   MeanFieldObservables observe(double beta) override;
   bool finite() override;
+  void gather_measure(std::vector<double>& points, std::vector<double>& masses) override;
+  bool piecewise_constant() const override { return true; }
   void write_snapshot(hid_t group, std::uint64_t row) override;
   std::int64_t size() const override { return params_.cells; }
   std::string size_unit() const override { return "cells"; }

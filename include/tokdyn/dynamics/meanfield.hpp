@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,11 @@ struct InitialDensity {
   double max_relative() const;
 };
 
+// x [count, d]: tokens begin .. begin + count - 1 drawn iid from mu_0 by rejection from the uniform measure,
+// token i from the stream of (seed, i) alone: the same tokens on any number of ranks.
+void sample_initial_density(const InitialDensity& initial, std::uint64_t seed, int d, std::int64_t begin,
+                            std::int64_t count, double* x);
+
 struct MeanFieldObservables {
   double mass = 0;          // total mass (1 up to round-off)
   double energy = 0;        // E_beta(mu) = (1/2) int int (e^beta - e^{beta <x, y>}) dmu dmu
@@ -48,6 +54,11 @@ class MeanFieldSolver {
   virtual bool finite() = 0;
   // Appends the current measure as row `row` of the solver's snapshot series in group. Collective.
   virtual void write_snapshot(hid_t group, std::uint64_t row) = 0;
+  // The measure on every rank as weighted points: points [n, d], masses [n] summing to 1 (grid: the cell
+  // centres and the cell masses, in cell order from theta = 0). Collective.
+  virtual void gather_measure(std::vector<double>& points, std::vector<double>& masses) = 0;
+  // True when gather_measure gives the cells of a piecewise-constant density (exact circular W2 of it).
+  virtual bool piecewise_constant() const { return false; }
   // Size of the discretisation (cells or points) and its unit, for the progress line.
   virtual std::int64_t size() const = 0;
   virtual std::string size_unit() const = 0;
@@ -57,6 +68,7 @@ class MeanFieldSolver {
 struct MeanFieldSetup {
   const Deck* deck = nullptr;
   MPI_Comm comm = MPI_COMM_WORLD;
+  std::optional<std::uint64_t> seed;  // of the noise path; default run.seed (a study's replicas set their own)
 };
 
 using MeanFieldRegistry = Registry<MeanFieldSolver, const MeanFieldSetup&>;

@@ -17,14 +17,26 @@
 
 namespace tokdyn {
 
+// The quadrature of mu_0 on this rank's slice of the partition of n points: the points of
+// quadrature_points and masses proportional to the density relative to uniform, summing to 1.
+void quadrature_rule(const InitialDensity& initial, int d, const Partition& partition, int rank, std::vector<double>& x,
+                     std::vector<double>& masses);
+
+// The McKean-Vlasov scheme of n points on comm from the deck: 2^meanfield.refinement Stratonovich Heun
+// steps per layer, the deck's attention over the partition of n, its field, the setup's noise seed.
+SdeSetup mckean_vlasov_setup(const MeanFieldSetup& setup, std::int64_t n);
+
 class QuadratureSolver final : public MeanFieldSolver {
  public:
   // setup.params.steps = L 2^q (scheme steps); the scheme is built from setup (attention masses set here).
-  QuadratureSolver(MPI_Comm comm, SdeSetup setup, int refinement, const InitialDensity& initial, int tile);
+  // x: this rank's points [n_local, d] of the partition of setup.params.n; masses: theirs [n_local].
+  QuadratureSolver(MPI_Comm comm, SdeSetup setup, int refinement, std::vector<double> x, std::vector<double> masses,
+                   int tile);
 
   void step(std::int64_t layer) override;
   MeanFieldObservables observe(double beta) override;
   bool finite() override;
+  void gather_measure(std::vector<double>& points, std::vector<double>& masses) override;
   void write_snapshot(hid_t group, std::uint64_t row) override;
   std::int64_t size() const override { return partition_.n_global; }
   std::string size_unit() const override { return "points"; }
@@ -37,7 +49,7 @@ class QuadratureSolver final : public MeanFieldSolver {
   MPI_Comm comm_;
   Partition partition_;
   int d_, rank_ = 0, refinement_, tile_ = 256;
-  std::vector<double> x_, w_;
+  std::vector<double> x_, w_;  // [n_local, d], [n_local]
   std::unique_ptr<SdeScheme> scheme_;
   std::optional<PairStatisticsPass> statistics_;  // d > 2: the weighted O(N^2) energy, for statistics_beta_
   double statistics_beta_ = 0;

@@ -1,0 +1,145 @@
+#include "tokdyn/dynamics/chaos.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/progress.hpp"
+#include "tokdyn/core/random.hpp"
+#include "tokdyn/diagnostics/measure_distance.hpp"
+#include "tokdyn/dynamics/meanfield.hpp"
+#include "tokdyn/dynamics/quadrature.hpp"
+
+namespace tokdyn {
+namespace {
+
+std::vector<double> angles_of(const std::vector<double>& points) {  // points [n, 2] -> [n]
+  std::vector<double> a(points.size() / 2);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = std::atan2(points[2 * i + 1], points[2 * i]);
+  return a;
+}
+
+// The N-token system of one replica and level: iid tokens from mu_0, equal masses, the McKean-Vlasov
+// scheme of the reference (same deck, same noise seed): it differs from the reference only by mu^N_0.
+std::unique_ptr<QuadratureSolver> particle_system(const Comm& comm, const Deck& deck, std::uint64_t noise_seed,
+                                                  std::uint64_t token_seed, std::int64_t n) {
+  const int d = static_cast<int>(deck.get_int("model.d"));
+  const Partition part(n, comm.size());
+  const std::int64_t count = part.count(comm.rank());
+  std::vector<double> x(count * d), masses(count, 1.0 / static_cast<double>(n));
+  sample_initial_density(initial_density_from_deck(deck), token_seed, d, part.begin(comm.rank()), count, x.data());
+  MeanFieldSetup s{&deck, comm.get(), noise_seed};
+  return std::make_unique<QuadratureSolver>(comm.get(), mckean_vlasov_setup(s, n),
+                                            static_cast<int>(deck.get_int("meanfield.refinement")), std::move(x),
+                                            std::move(masses), static_cast<int>(deck.get_int("run.tile")));
+}
+
+}  // namespace
+
+double chaos_bound_slope(int d) { return d <= 4 ? -0.5 : -2.0 / d; }
+
+double chaos_sharp_slope(int d) {
+  const int k = d - 1;  // dimension of the sphere
+  return k <= 2 ? -1.0 : -2.0 / k;
+}
+
+std::string chaos_distance(const Deck& deck, const std::vector<std::int64_t>& sizes) {
+  const int d = static_cast<int>(deck.get_int("model.d"));
+  const std::string asked = deck.get_text("converge.distance");
+  if (asked == "circular" && d != 2) throw InputError("converge.distance = circular needs model.d = 2");
+  if (asked != "auto") return asked;
+  if (d == 2) return "circular";
+  // Equal reference masses: a uniform mu_0 (or zero amplitude) and quadrature points.
+  const InitialDensity mu0 = initial_density_from_deck(deck);
+  const bool uniform = (mu0.kind == "cosine" && mu0.amplitude == 0) || (mu0.kind == "von-mises" && mu0.concentration == 0);
+  const std::int64_t m = deck.get_int("meanfield.points");
+  bool divides = true;
+  for (std::int64_t n : sizes) divides = divides && (m % n == 0 || n % m == 0);
+  const bool small = std::max(m, sizes.empty() ? 0 : sizes.back()) <= deck.get_int("converge.assignment_max");
+  return uniform && divides && small && deck.get_text("meanfield.solver") == "quadrature" ? "assignment" : "sliced";
+}
+
+ChaosResult run_chaos_study(const Comm& comm, const Deck& deck, const ChaosStudy& study) {
+  const int d = static_cast<int>(deck.get_int("model.d"));
+  const std::int64_t layers = deck.get_int("model.L");
+  const double horizon = deck.get_real("model.T");
+  const auto seed = static_cast<std::uint64_t>(deck.get_int("run.seed"));
+  const std::size_t J = study.sizes.size(), R = study.replicas.size();
+  if (study.distance == "assignment" && deck.get_text("meanfield.solver") != "quadrature")
+    throw InputError("converge.distance = assignment needs meanfield.solver = quadrature");
+
+  ChaosResult result;
+  for (std::int64_t l = 0; l <= layers; ++l)
+    if (l % study.every == 0 || l == layers) result.times.push_back(horizon * static_cast<double>(l) / layers);
+  const std::size_t S = result.times.size();
+  for (auto* v : {&result.w2, &result.mmd2, &result.energy_error, &result.mean_error}) v->assign(R * J * S, 0.0);
+
+  double work = 0;
+  for (std::int64_t n : study.sizes) work += static_cast<double>(n);
+  Progress progress(comm, 0, static_cast<std::int64_t>(R) * layers, study.progress_interval, work, "token-layers");
+  for (std::size_t r = 0; r < R; ++r) {
+    const std::uint64_t noise_seed = replica_seed(seed, study.replicas[r]);
+    MeanFieldSetup ms{&deck, comm.get(), noise_seed};
+    auto reference = meanfield_solvers().make(deck.get_text("meanfield.solver"), ms);
+    std::vector<std::unique_ptr<QuadratureSolver>> particles;
+    for (std::size_t j = 0; j < J; ++j)  // levels draw independent tokens
+      particles.push_back(particle_system(comm, deck, noise_seed, replica_seed(noise_seed, static_cast<std::int64_t>(j)),
+                                          study.sizes[j]));
+    std::size_t sample = 0;
+    auto measure = [&](std::int64_t layer) {
+      if (!(layer % study.every == 0 || layer == layers)) return;
+      const MeanFieldObservables ref = reference->observe(study.beta);
+      std::vector<double> y, wy;
+      reference->gather_measure(y, wy);
+      const std::vector<double> ref_angles = d == 2 ? angles_of(y) : std::vector<double>();
+      // [J, 4]: W2^2, MMD^2, errors of E_beta and of the mean; level j is computed by rank j mod P alone and
+      // the sum over ranks assembles the table (exactly: each entry has one non-zero term).
+      std::vector<double> table(J * 4, 0.0);
+      for (std::size_t j = 0; j < J; ++j) {
+        const MeanFieldObservables o = particles[j]->observe(study.beta);  // collective
+        std::vector<double> x, wx;
+        particles[j]->gather_measure(x, wx);
+        if (static_cast<int>(j % comm.size()) != comm.rank()) continue;
+        double w2 = 0, mmd2 = 0, mean_err = 0;
+        if (d == 2) {
+          const std::vector<double> a = angles_of(x);
+          w2 = reference->piecewise_constant() ? circular_w2_density(wy, a, {}) : circular_w2(a, {}, ref_angles, wy);
+          mmd2 = mmd_squared_circle(a, {}, ref_angles, wy, study.beta);
+        } else {
+          w2 = study.distance == "assignment" ? assignment_w2(x, y, d, SphereCost::geodesic)
+                                              : sliced_w2(x, {}, y, wy, d, study.sliced_directions, noise_seed);
+          mmd2 = mmd_squared(x, {}, y, wy, d, study.beta);
+        }
+        for (int a = 0; a < d; ++a) mean_err += (o.mean[a] - ref.mean[a]) * (o.mean[a] - ref.mean[a]);
+        table[4 * j] = w2 * w2;
+        table[4 * j + 1] = mmd2;
+        table[4 * j + 2] = std::abs(o.energy - ref.energy);
+        table[4 * j + 3] = std::sqrt(mean_err);
+      }
+      TOKDYN_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, table.data(), static_cast<int>(table.size()), MPI_DOUBLE, MPI_SUM,
+                                     comm.get()));
+      for (std::size_t j = 0; j < J; ++j) {
+        const std::size_t at = (r * J + j) * S + sample;
+        result.w2[at] = table[4 * j];
+        result.mmd2[at] = table[4 * j + 1];
+        result.energy_error[at] = table[4 * j + 2];
+        result.mean_error[at] = table[4 * j + 3];
+      }
+      ++sample;
+    };
+    measure(0);
+    for (std::int64_t l = 0; l < layers; ++l) {
+      reference->step(l);
+      for (auto& p : particles) p->step(l);
+      if (!reference->finite())
+        throw InputError("NaN or Inf in the mean-field reference after layer " + std::to_string(l + 1) +
+                         " (increase model.L or reduce attention.beta)");
+      measure(l + 1);
+      progress.update(static_cast<std::int64_t>(r) * layers + l + 1);
+    }
+  }
+  return result;
+}
+
+}  // namespace tokdyn
