@@ -43,6 +43,11 @@ DeckSchema converge_schema() {
   s.add_choice("converge.distance", "auto", {"auto", "circular", "assignment", "sliced"},
                "tokens: W2 by circular transport (d = 2), exact assignment or slicing (auto: circular on S^1, "
                "assignment when the sizes allow, else sliced)");
+  s.add_choice("converge.particle_style", "", [] {
+    std::vector<std::string> names = attention_styles().names();
+    names.insert(names.begin(), "");
+    return names;
+  }(), "tokens: attention style of the N-token systems (empty: attention.style, as the reference)");
   s.add_int("converge.sliced_directions", 64, "tokens: directions of the sliced W2", 1, 1 << 20);
   s.add_int("converge.assignment_max", 2048, "tokens, auto: largest point count for the exact assignment", 1);
   s.add_bool("noise.enabled", true, "tokens: apply the common noise");

@@ -21,7 +21,7 @@ DeckSchema sde_schema() {
   add_field_keys(s);
   s.add_bool("noise.enabled", true, "apply the common noise");
   s.add_choice("sde.scheme", "heun", sde_schemes().names(), "time stepping scheme");
-  s.add_bool("sde.project", false, "euler-maruyama, heun: renormalise onto the sphere after each step");
+  s.add_bool("sde.project", false, "euler-maruyama, heun: renormalise onto the sphere after each step (heun: and its predictor)");
   s.add_bool("sde.radial_drift", true, "euler-maruyama: include the Ito correction -(d-1)/2 v X (+ P grad v / 4)");
   return s;
 }

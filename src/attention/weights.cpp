@@ -110,14 +110,14 @@ AttentionWeights attention_weights_from_deck(const Deck& deck, int d, MPI_Comm c
 }
 
 std::unique_ptr<Attention> attention_from_deck(const Deck& deck, MPI_Comm comm, const Partition& partition, int d,
-                                               int tile) {
+                                               int tile, const std::string& style) {
   if (!deck.get_bool("attention.enabled") || deck.get_real("attention.factor") == 0) return nullptr;
   AttentionContext context;
   context.comm = comm;
   context.partition = partition;
   context.weights = attention_weights_from_deck(deck, d, comm);
   context.tile = tile;
-  return attention_styles().make(deck.get_text("attention.style"), context);
+  return attention_styles().make(style.empty() ? deck.get_text("attention.style") : style, context);
 }
 
 AttentionWeights identity_attention_weights(int d, double beta) {

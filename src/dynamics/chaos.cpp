@@ -21,7 +21,9 @@ std::vector<double> angles_of(const std::vector<double>& points) {  // points [n
 }
 
 // The N-token system of one replica and level: iid tokens from mu_0, equal masses, the McKean-Vlasov
-// scheme of the reference (same deck, same noise seed): it differs from the reference only by mu^N_0.
+// scheme of the reference (same deck, same noise seed): it differs from the reference only by mu^N_0 (and
+// by the attention style when converge.particle_style names one: exact ring attention for the tokens
+// against a Fourier-summed reference, equal to round-off).
 std::unique_ptr<QuadratureSolver> particle_system(const Comm& comm, const Deck& deck, std::uint64_t noise_seed,
                                                   std::uint64_t token_seed, std::int64_t n) {
   const int d = static_cast<int>(deck.get_int("model.d"));
@@ -30,7 +32,7 @@ std::unique_ptr<QuadratureSolver> particle_system(const Comm& comm, const Deck& 
   std::vector<double> x(count * d), masses(count, 1.0 / static_cast<double>(n));
   sample_initial_density(initial_density_from_deck(deck), token_seed, d, part.begin(comm.rank()), count, x.data());
   MeanFieldSetup s{&deck, comm.get(), noise_seed};
-  return std::make_unique<QuadratureSolver>(comm.get(), mckean_vlasov_setup(s, n),
+  return std::make_unique<QuadratureSolver>(comm.get(), mckean_vlasov_setup(s, n, deck.get_text("converge.particle_style")),
                                             static_cast<int>(deck.get_int("meanfield.refinement")), std::move(x),
                                             std::move(masses), static_cast<int>(deck.get_int("run.tile")));
 }

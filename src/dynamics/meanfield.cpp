@@ -122,7 +122,7 @@ void add_meanfield_keys(DeckSchema& s) {
   s.add_real("meanfield.concentration", 1.0, "von-mises: concentration c", 0.0, 700.0);
 }
 
-SdeSetup mckean_vlasov_setup(const MeanFieldSetup& s, std::int64_t n) {
+SdeSetup mckean_vlasov_setup(const MeanFieldSetup& s, std::int64_t n, const std::string& attention_style) {
   const Deck& deck = *s.deck;
   int ranks = 1;
   TOKDYN_MPI_CHECK(MPI_Comm_size(s.comm, &ranks));
@@ -136,7 +136,8 @@ SdeSetup mckean_vlasov_setup(const MeanFieldSetup& s, std::int64_t n) {
   p.project = true;  // the points stay on the sphere, as the grid's density does by construction
   p.noise = deck.get_bool("noise.enabled");
   setup.seed = s.seed ? *s.seed : static_cast<std::uint64_t>(deck.get_int("run.seed"));
-  setup.attention = attention_from_deck(deck, s.comm, Partition(n, ranks), p.d, static_cast<int>(deck.get_int("run.tile")));
+  setup.attention = attention_from_deck(deck, s.comm, Partition(n, ranks), p.d, static_cast<int>(deck.get_int("run.tile")),
+                                        attention_style);
   if (p.noise) setup.field = field_styles().make(deck.get_text("noise.field"), field_params_from_deck(deck, p.d));
   return setup;
 }

@@ -50,9 +50,9 @@ const AttentionRegistry& attention_styles();
 void add_attention_keys(DeckSchema& schema);
 AttentionWeights attention_weights_from_deck(const Deck& deck, int d, MPI_Comm comm);
 // The deck's attention on comm over the given tokens; null when attention.enabled is false or the
-// attention factor is 0 (the sub-step is skipped).
+// attention factor is 0 (the sub-step is skipped). style: another registered style than attention.style.
 std::unique_ptr<Attention> attention_from_deck(const Deck& deck, MPI_Comm comm, const Partition& partition, int d,
-                                               int tile);
+                                               int tile, const std::string& style = "");
 // Weights with Q = q I, K = k I, V = v I: logits b <x, y> with b = beta q k, values v y (what the closed-form
 // kernels on the circle need). InputError naming attention.query/key/value and `who` otherwise (to 1e-14).
 struct ScalarAttention {

@@ -23,8 +23,9 @@ void quadrature_rule(const InitialDensity& initial, int d, const Partition& part
                      std::vector<double>& masses);
 
 // The McKean-Vlasov scheme of n points on comm from the deck: 2^meanfield.refinement Stratonovich Heun
-// steps per layer, the deck's attention over the partition of n, its field, the setup's noise seed.
-SdeSetup mckean_vlasov_setup(const MeanFieldSetup& setup, std::int64_t n);
+// steps per layer, the deck's attention over the partition of n (or the given style), its field, the
+// setup's noise seed.
+SdeSetup mckean_vlasov_setup(const MeanFieldSetup& setup, std::int64_t n, const std::string& attention_style = "");
 
 class QuadratureSolver final : public MeanFieldSolver {
  public:
