@@ -53,11 +53,17 @@ bound_slope.
 default mse_grid for depth and width, w2_sup for tokens.
 
 Output (PREFIX defaults to ./convergence-<study>):
-    PREFIX.json  study, metric, levels, n and for every metric the per-level
-                 mean, se, ci_low, ci_high, slope and slope interval; the
-                 expected slope, the reference slopes, the bootstrap settings
-                 and the input files; for tokens also the file attributes
-                 (study_attributes) and the comparison with the bound (bound);
+    PREFIX.json  study, metric, level_name, levels, n, slope and slope_ci (of
+                 the chosen metric) and for every metric the per-level mean,
+                 se, ci_low, ci_high, slope and slope_ci; expected_slope (-1;
+                 tokens: bound_slope), reference_slopes ({"expected": -1};
+                 tokens: {"bound": ..., "sharp": ...}), study_attributes (the
+                 /converge attributes: reference_layers; tokens: distance, d,
+                 bound_slope, sharp_slope, reference_solver, reference_size),
+                 the bootstrap settings and the input files; tokens also
+                 bound: {metric, slope (the bound's), observed_slope,
+                 observed_ci, at_least_as_fast (observed_slope <= slope),
+                 ci_at_least_as_fast (the upper end of observed_ci too)};
     PREFIX.csv   one row per level: level, n, mean and se of every metric;
     PREFIX.png   log-log plot of mean +- 95% CI against level for the chosen
                  metric (the other metrics lighter), the fitted line and the

@@ -1,6 +1,7 @@
 """Small helpers shared by the tokdyn post-processing scripts: reading HDF5 files and attributes,
 and the command-line convention (one-line error message, exit status 2)."""
 
+import argparse
 import os
 import sys
 
@@ -49,3 +50,13 @@ def run_cli(prog, error, body):
     for path in written or ():
         print(path)
     return 0
+
+
+def cli_main(prog, doc, error, arguments, body, argv=None):
+    """A script's main: parse argv by `arguments`, pairs (flags, add_argument options), with the
+    first line of doc as the description, then return run_cli(prog, error, lambda: body(args))."""
+    parser = argparse.ArgumentParser(prog=prog, description=doc.splitlines()[0])
+    for flags, options in arguments:
+        parser.add_argument(*flags, **options)
+    args = parser.parse_args(argv)
+    return run_cli(prog, error, lambda: body(args))

@@ -95,17 +95,22 @@ def write_single(path, errors, levels=LEVELS, replica_ids=None, **kw):
     return write_result(path, levels, replica_ids, errors, **kw)
 
 
-def write_split(directory, errors, levels=LEVELS, **kw):
-    """Write one file per (level, replica), as a sweep does; return the paths."""
+def write_split(directory, errors, levels=LEVELS, writer=None, name="r{i:03d}_l{level}.h5", **kw):
+    """Write one file per (level, replica), as a sweep does; return the paths.
+
+    writer (default write_result) writes one file; name is formatted with the replica i, the
+    level and the sweep's array task (level index * R + i).
+    """
+    writer = writer or write_result
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    R = errors[METRICS[0]].shape[0]
+    R = next(iter(errors.values())).shape[0]
     paths = []
     for i in range(R):
         for j, level in enumerate(levels):
-            sub = {m: errors[m][i:i + 1, j:j + 1] for m in METRICS}
-            paths.append(write_result(directory / f"r{i:03d}_l{level}.h5", [level], [i],
-                                      sub, **kw))
+            sub = {m: v[i:i + 1, j:j + 1] for m, v in errors.items()}
+            path = directory / name.format(i=i, level=level, task=j * R + i)
+            paths.append(writer(path, [level], [i], sub, **kw))
     return paths
 
 
@@ -479,16 +484,8 @@ def write_tokens_result(path, levels, replicas, values, distance="circular", d=2
 
 def write_tokens_split(directory, values, levels=TOKEN_LEVELS, **kw):
     """One tokens file per (level, replica), named as jobscripts/sweep-tokens.sbatch names them."""
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    R = values[TOKEN_METRICS[0]].shape[0]
-    paths = []
-    for i in range(R):
-        for j, level in enumerate(levels):
-            sub = {m: values[m][i:i + 1, j:j + 1] for m in TOKEN_METRICS}
-            paths.append(write_tokens_result(directory / f"tokens-{j * R + i}.h5", [level], [i],
-                                             sub, **kw))
-    return paths
+    return write_split(directory, values, levels, writer=write_tokens_result,
+                       name="tokens-{task}.h5", **kw)
 
 
 def synthetic_tokens(slope, replicas=16, seed=9):  # seed 9: a well-behaved one
