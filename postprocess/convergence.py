@@ -2,22 +2,33 @@
 """Merge the result files of a `tokdyn converge` sweep and fit the convergence rate.
 
 Usage:
-    convergence.py FILE_OR_DIR [FILE_OR_DIR ...] [-o PREFIX]
-                   [--metric mse_grid|mse_sup|mse_final] [--bootstrap B] [--seed S]
+    convergence.py FILE_OR_DIR [FILE_OR_DIR ...] [-o PREFIX] [--metric METRIC]
+                   [--bootstrap B] [--seed S]
 
 Input: HDF5 result files written by `tokdyn converge`; a directory stands for
 every *.h5 file directly in it. Each file holds a subset of (replica, level)
-pairs in /converge (datasets levels [J], replicas [R] and mse_grid, mse_sup,
-mse_final [R, J]). Files whose root attribute `status` is not "complete" (and
-tokdyn checkpoint files) are skipped with a warning on stderr; a file whose
-root attribute `command` is not "converge" is an error, and so is a mix of
-studies (attribute /converge/study: "depth" or "width").
+pairs in /converge: datasets levels [J], replicas [R] and one [R, J] dataset
+per metric of its study (attribute /converge/study):
+    depth   levels L = L0 2^j;  metrics mse_grid, mse_sup, mse_final;
+    width   levels m = m0 2^j;  metrics mse_grid, mse_sup, mse_final;
+    tokens  levels N = N0 2^j (propagation of chaos, spec section 5, Prop 1.2);
+            metrics w2_sup, w2_final, mmd2_sup, energy_error_sup,
+            mean_error_sup, distances between the N-token empirical measure
+            and the mean-field solution; /converge attributes distance
+            ("circular", "assignment" or "sliced": which W2), d, bound_slope
+            (exponent of the bound r_d(N) of E sup_t W2^2), sharp_slope (the
+            rate for uniform measures on S^{d-1}), reference_solver and
+            reference_size. The time series [R, J, S] are not read.
+Files whose root attribute `status` is not "complete" (and tokdyn checkpoint
+files) are skipped with a warning on stderr; a file whose root attribute
+`command` is not "converge" is an error, and so is a mix of studies, or of
+tokens files that differ in distance, d, bound_slope or sharp_slope.
 
 Merging: all (level, replica) pairs of all files go into one table. A pair
-seen twice must carry the same three values (equal to a relative tolerance of
-1e-12, NaN equal to NaN); otherwise it is an error.
+seen twice must carry the same metric values (equal to a relative tolerance
+of 1e-12, NaN equal to NaN); otherwise it is an error.
 
-Statistics, for every metric (mse_grid, mse_sup, mse_final):
+Statistics, for every metric of the study:
     per level: replicas n, mean, standard error se = sd / sqrt(n) (sd with
     ddof = 1; undefined for n = 1) and the normal 95% interval mean +- 1.96 se;
     the least-squares slope of log(mean) against log(level), with a bootstrap
@@ -31,21 +42,38 @@ so the correlation between levels of the same replica (shared noise) is kept
 and the slope interval is the narrower paired one. Levels whose replica sets
 differ are in different groups and are resampled independently of each other
 (each from its own replicas), which ignores the pairing between them. The same
-draws are used for all three metrics.
+draws are used for all metrics.
+
+Reference slopes: depth and width: -1 ("expected"). tokens: the files'
+bound_slope ("bound") and sharp_slope ("sharp"); the observed slope of the
+chosen metric is compared with the bound: at least as fast when slope <=
+bound_slope.
+
+--metric (the metric plotted, printed first and reported as "slope"):
+default mse_grid for depth and width, w2_sup for tokens.
 
 Output (PREFIX defaults to ./convergence-<study>):
-    PREFIX.json  study, metric, levels, n and for every metric the per-level
-                 mean, se, ci_low, ci_high, slope and slope interval; the
-                 expected slope -1, the bootstrap settings and the input files;
+    PREFIX.json  study, metric, level_name, levels, n, slope and slope_ci (of
+                 the chosen metric) and for every metric the per-level mean,
+                 se, ci_low, ci_high, slope and slope_ci; expected_slope (-1;
+                 tokens: bound_slope), reference_slopes ({"expected": -1};
+                 tokens: {"bound": ..., "sharp": ...}), study_attributes (the
+                 /converge attributes: reference_layers; tokens: distance, d,
+                 bound_slope, sharp_slope, reference_solver, reference_size),
+                 the bootstrap settings and the input files; tokens also
+                 bound: {metric, slope (the bound's), observed_slope,
+                 observed_ci, at_least_as_fast (observed_slope <= slope),
+                 ci_at_least_as_fast (the upper end of observed_ci too)};
     PREFIX.csv   one row per level: level, n, mean and se of every metric;
     PREFIX.png   log-log plot of mean +- 95% CI against level for the chosen
-                 metric (the other metrics lighter), the fitted line and a
-                 reference slope -1 line anchored at the first level.
+                 metric (the other metrics lighter), the fitted line and the
+                 reference slope lines anchored at the first level.
 A short table, the slopes and the paths written are printed on stdout.
 
 Errors (missing or unreadable file, wrong command, schema violation, mixed
-studies, conflicting duplicates, fewer than two levels) end with a one-line
-message "convergence.py: error: ..." on stderr and exit status 2.
+studies or tokens attributes, conflicting duplicates, fewer than two levels,
+a --metric the study does not have) end with a one-line message
+"convergence.py: error: ..." on stderr and exit status 2.
 """
 
 import argparse
@@ -59,7 +87,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tokdyn_h5 import to_scalar, to_str  # noqa: E402
+from tokdyn_h5 import open_h5, run_cli, to_scalar, to_str  # noqa: E402
 
 import matplotlib
 
@@ -68,12 +96,37 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import NullLocator  # noqa: E402
 
 PROG = "convergence.py"
-METRICS = ("mse_grid", "mse_sup", "mse_final")
-EXPECTED_SLOPE = -1.0
+MSE_METRICS = ("mse_grid", "mse_sup", "mse_final")
+TOKEN_METRICS = ("w2_sup", "w2_final", "mmd2_sup", "energy_error_sup", "mean_error_sup")
+# Per study: what its levels are, its metrics (the first is the default --metric), the /converge
+# attributes read (required ones raise when missing; `agree` ones must be equal in all files,
+# `warn` ones only warn when they differ), its reference slopes as (key, label, value or the name of
+# the attribute holding it), and the reference the observed slope is compared with (None: no comparison).
+STUDIES = {
+    "depth": {"level_name": "depth L", "symbol": "L", "quantity": "error", "metrics": MSE_METRICS,
+              "required": (), "optional": ("reference_layers",), "agree": (),
+              "warn": ("reference_layers",),
+              "references": (("expected", "reference", -1.0),), "compare": None, "shown": ()},
+    "width": {"level_name": "width m", "symbol": "m", "quantity": "error", "metrics": MSE_METRICS,
+              "required": (), "optional": ("reference_layers",), "agree": (), "warn": (),
+              "references": (("expected", "reference", -1.0),), "compare": None, "shown": ()},
+    "tokens": {"level_name": "tokens N", "symbol": "N", "quantity": "distance to mean field",
+               "metrics": TOKEN_METRICS,
+               "required": ("distance", "d", "bound_slope", "sharp_slope"),
+               "optional": ("reference_solver", "reference_size"),
+               "agree": ("distance", "d", "bound_slope", "sharp_slope"),
+               "warn": ("reference_solver", "reference_size"),
+               "references": (("bound", "bound r_d(N)", "bound_slope"),
+                              ("sharp", "sharp, uniform measure", "sharp_slope")),
+               "compare": "bound", "shown": ("distance", "d")},
+}
+METRICS = MSE_METRICS  # the metrics of the depth and width studies (the helpers' default)
+ALL_METRICS = tuple(dict.fromkeys(m for spec in STUDIES.values() for m in spec["metrics"]))
 Z95 = 1.96
-LEVEL_NAME = {"depth": "depth L", "width": "width m"}
-LEVEL_SYMBOL = {"depth": "L", "width": "m"}
-COLORS = {"mse_grid": "tab:blue", "mse_sup": "tab:green", "mse_final": "tab:purple"}
+COLORS = {"mse_grid": "tab:blue", "mse_sup": "tab:green", "mse_final": "tab:purple",
+          "w2_sup": "tab:blue", "w2_final": "tab:purple", "mmd2_sup": "tab:green",
+          "energy_error_sup": "tab:orange", "mean_error_sup": "tab:brown"}
+REFERENCE_STYLES = ("--", ":", "-.")
 DUPLICATE_RTOL = 1e-12
 
 
@@ -127,12 +180,7 @@ def read_result(path):
     """
     import h5py  # imported here so --help works without h5py
 
-    try:
-        h5 = h5py.File(path, "r")
-    except OSError as exc:
-        raise ConvergenceError(f"cannot open {path} as HDF5: {exc}") from None
-
-    with h5:
+    with open_h5(path, ConvergenceError) as h5:
         attrs = h5.attrs
         if to_str(attrs.get("format", "")).startswith("tokdyn-checkpoint"):
             warn(f"skipping {path}: a tokdyn checkpoint, not a result file")
@@ -158,13 +206,22 @@ def read_result(path):
         group = h5["converge"]
         if "study" not in group.attrs:
             raise ConvergenceError(f"{path}: missing attribute /converge/study")
-        result["study"] = to_str(group.attrs["study"])
-        if result["study"] not in LEVEL_NAME:
-            raise ConvergenceError(f"{path}: /converge/study is '{result['study']}', "
-                                   f"not 'depth' or 'width'")
-        ref = group.attrs.get("reference_layers")
-        result["reference_layers"] = to_scalar(ref) if ref is not None else None
-        for name in ("levels", "replicas") + METRICS:
+        result["study"] = study = to_str(group.attrs["study"])
+        if study not in STUDIES:
+            raise ConvergenceError(f"{path}: /converge/study is '{study}', not one of "
+                                   + ", ".join(f"'{s}'" for s in STUDIES))
+        spec = STUDIES[study]
+        result["attributes"] = {}
+        for name in spec["required"] + spec["optional"]:
+            if name in group.attrs:
+                value = group.attrs[name]
+                text = getattr(value, "dtype", np.dtype(object)).kind in "OSU"
+                result["attributes"][name] = to_str(value) if text else to_scalar(value)
+            elif name in spec["required"]:
+                raise ConvergenceError(f"{path}: missing attribute /converge/{name} "
+                                       f"(required by the {study} study)")
+        result["reference_layers"] = result["attributes"].get("reference_layers")
+        for name in ("levels", "replicas") + spec["metrics"]:
             if name not in group or not isinstance(group[name], h5py.Dataset):
                 raise ConvergenceError(f"{path}: missing dataset /converge/{name}")
             try:
@@ -177,7 +234,7 @@ def read_result(path):
         raise ConvergenceError(f"{path}: /converge/levels and /converge/replicas must be "
                                f"1-d, got {list(levels.shape)} and {list(replicas.shape)}")
     shape = (replicas.size, levels.size)
-    for name in METRICS:
+    for name in spec["metrics"]:
         if result[name].shape != shape:
             raise ConvergenceError(f"{path}: /converge/{name} must have shape "
                                    f"[R, J] = {list(shape)}, got {list(result[name].shape)}")
@@ -194,25 +251,39 @@ def same_values(a, b):
     return bool(np.allclose(a, b, rtol=DUPLICATE_RTOL, atol=0.0, equal_nan=True))
 
 
+def same_attribute(a, b):
+    """True when two attribute values agree (numbers to a relative 1e-12, text exactly)."""
+    if isinstance(a, str) or isinstance(b, str):
+        return a == b
+    return same_values(a, b)
+
+
 def merge(results):
     """Merge the results of several files into one table.
 
     Returns (study, table) with table a dict (level, replica) -> array of the
-    three metric values. Raises ConvergenceError on mixed studies and on
-    conflicting duplicates.
+    study's metric values. Raises ConvergenceError on mixed studies, on files
+    that differ in an attribute the study needs equal (STUDIES[...]["agree"])
+    and on conflicting duplicates.
     """
     study, first = None, None
     table, origin = {}, {}
     for res in results:
         if study is None:
-            study, first = res["study"], res["path"]
+            study, first = res["study"], res
         elif res["study"] != study:
-            raise ConvergenceError(f"mixed studies: {first} is '{study}' but "
+            raise ConvergenceError(f"mixed studies: {first['path']} is '{study}' but "
                                    f"{res['path']} is '{res['study']}'")
+        for name in STUDIES[study]["agree"]:
+            a, b = first["attributes"][name], res["attributes"][name]
+            if not same_attribute(a, b):
+                raise ConvergenceError(f"mixed {name}: {first['path']} has {name} = {a!r} but "
+                                       f"{res['path']} has {name} = {b!r}; files of one "
+                                       f"{study} study must agree in it")
         for i, replica in enumerate(res["replicas"]):
             for j, level in enumerate(res["levels"]):
                 key = (float(level), float(replica))
-                values = np.array([res[m][i, j] for m in METRICS])
+                values = np.array([res[m][i, j] for m in STUDIES[study]["metrics"]])
                 if key in table:
                     if not same_values(table[key], values):
                         raise ConvergenceError(
@@ -245,11 +316,11 @@ def organize(table):
     return np.array(levels), per_level
 
 
-def level_statistics(per_level):
+def level_statistics(per_level, metrics=METRICS):
     """Return n [J] and, per metric, mean, se, ci_low, ci_high arrays [J]."""
     n = np.array([values.shape[0] for _, values in per_level])
     stats = {}
-    for k, metric in enumerate(METRICS):
+    for k, metric in enumerate(metrics):
         mean = np.array([values[:, k].mean() for _, values in per_level])
         se = np.array([values[:, k].std(ddof=1) / math.sqrt(values.shape[0])
                        if values.shape[0] > 1 else np.nan for _, values in per_level])
@@ -282,13 +353,13 @@ def resample_groups(per_level):
 
 
 def bootstrap_means(per_level, resamples, rng):
-    """Return bootstrap means [B, J, 3] of every level and metric.
+    """Return bootstrap means [B, J, K] of every level and of the K metrics.
 
     Levels with the same replica set share one draw of replicas (paired);
     different replica sets are drawn independently.
     """
     J = len(per_level)
-    out = np.empty((resamples, J, len(METRICS)))
+    out = np.empty((resamples, J, per_level[0][1].shape[1]))
     for replicas, members in resample_groups(per_level):
         idx = rng.integers(0, len(replicas), size=(resamples, len(replicas)))
         for j in members:
@@ -296,7 +367,7 @@ def bootstrap_means(per_level, resamples, rng):
     return out
 
 
-def fit_slopes(levels, per_level, stats, resamples, seed):
+def fit_slopes(levels, per_level, stats, resamples, seed, metrics=METRICS):
     """Fit every metric's slope; bootstrap percentile 95% intervals.
 
     Returns a dict metric -> {"slope", "ci_low", "ci_high", "valid_resamples"}
@@ -305,7 +376,7 @@ def fit_slopes(levels, per_level, stats, resamples, seed):
     rng = np.random.default_rng(seed)
     boot = bootstrap_means(per_level, resamples, rng)
     fits = {}
-    for k, metric in enumerate(METRICS):
+    for k, metric in enumerate(metrics):
         slope = float(log_slope(levels, stats[metric]["mean"]))
         slopes = log_slope(levels, boot[:, :, k])
         slopes = slopes[np.isfinite(slopes)]
@@ -352,22 +423,58 @@ def write_csv(path, levels, n, stats):
     with open(path, "w", newline="") as f:
         writer = csv.writer(f)
         header = ["level", "n"]
-        for metric in METRICS:
+        for metric in stats:
             header += [f"{metric}_mean", f"{metric}_se"]
         writer.writerow(header)
         for j, level in enumerate(levels):
             row = [number(level), int(n[j])]
-            for metric in METRICS:
+            for metric in stats:
                 row += [repr(float(stats[metric]["mean"][j])),
                         repr(float(stats[metric]["se"][j]))]
             writer.writerow(row)
 
 
-def make_figure(study, metric, levels, stats, fits):
-    """Log-log plot of mean +- 95% CI against level, fitted line, slope -1 reference."""
+def reference_slopes(study, attributes):
+    """Return the study's reference slopes as [(key, label, value)] (values from the attributes)."""
+    return [(key, label, float(attributes[value]) if isinstance(value, str) else value)
+            for key, label, value in STUDIES[study]["references"]]
+
+
+def references_text(references):
+    """Return 'expected -1' or 'bound -0.5, sharp -1'."""
+    return ", ".join(f"{key} {value:g}" for key, _, value in references)
+
+
+def compare_with_reference(study, metric, fit, references):
+    """Return the JSON block comparing the observed slope with the study's reference, or None.
+
+    At least as fast: the observed slope is <= the reference slope (the error decays at least
+    as fast); ci_at_least_as_fast: the whole interval is.
+    """
+    key = STUDIES[study]["compare"]
+    if key is None:
+        return None
+    value = dict((k, v) for k, _, v in references)[key]
+    slope, high = fit["slope"], fit["ci_high"]
+    return {"metric": metric, "slope": value, "observed_slope": slope,
+            "observed_ci": [fit["ci_low"], high],
+            "at_least_as_fast": slope is not None and slope <= value,
+            "ci_at_least_as_fast": high is not None and high <= value}
+
+
+def comparison_text(key, comparison):
+    """Return the one-line verdict on the comparison block."""
+    verdict = "at least as fast as" if comparison["at_least_as_fast"] else "slower than"
+    return (f"{comparison['metric']}: observed slope {fmt(comparison['observed_slope'])} is "
+            f"{verdict} the {key} slope {comparison['slope']:g}"
+            + (" (the whole interval too)" if comparison["ci_at_least_as_fast"] else ""))
+
+
+def make_figure(study, metric, levels, stats, fits, references, attributes):
+    """Log-log plot of mean +- 95% CI against level, fitted line, reference slope lines."""
+    spec = STUDIES[study]
     fig, ax = plt.subplots(figsize=(7.5, 5.5))
-    order = [metric] + [m for m in METRICS if m != metric]
-    positive = []
+    order = [metric] + [m for m in stats if m != metric]
     for name in order:
         mean = stats[name]["mean"]
         half = Z95 * np.nan_to_num(stats[name]["se"], nan=0.0)
@@ -383,7 +490,6 @@ def make_figure(study, metric, levels, stats, fits):
                     alpha=1.0 if main else 0.4, capsize=4 if main else 2,
                     label=f"{name} (mean ± 95% CI)" if main else name,
                     zorder=3 if main else 2)
-        positive.append(mean[ok])
     fit = fits[metric]
     x = np.geomspace(levels[0], levels[-1], 50)
     if fit["slope"] is not None:
@@ -394,27 +500,30 @@ def make_figure(study, metric, levels, stats, fits):
                 label=f"fit: slope {slope_text(fit)}", zorder=4)
     anchor = stats[metric]["mean"][0]
     if anchor > 0:
-        ax.plot(x, anchor * (x / levels[0]) ** EXPECTED_SLOPE, color="0.5", ls="--",
-                lw=1.2, label=f"slope {EXPECTED_SLOPE:g} (reference)", zorder=1)
+        for (_, label, value), style in zip(references, REFERENCE_STYLES):
+            ax.plot(x, anchor * (x / levels[0]) ** value, color="0.5", ls=style,
+                    lw=1.2, label=f"slope {value:g} ({label})", zorder=1)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xticks(levels)
     ax.set_xticklabels([f"{number(v):g}" for v in levels])
     ax.xaxis.set_minor_locator(NullLocator())
-    ax.set_xlabel(LEVEL_NAME[study])
-    ax.set_ylabel(f"error ({metric})")
-    ax.set_title(f"tokdyn converge: {study} study\nslope of log {metric}: {slope_text(fit)}"
-                 f" (expected {EXPECTED_SLOPE:g})")
+    ax.set_xlabel(spec["level_name"])
+    ax.set_ylabel(f"{spec['quantity']} ({metric})")
+    shown = ", ".join(f"{name} = {attributes[name]}" for name in spec["shown"])
+    ax.set_title(f"tokdyn converge: {study} study" + (f" ({shown})" if shown else "")
+                 + f"\nslope of log {metric}: {slope_text(fit)} ({references_text(references)})")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(loc="best", fontsize="small")
     fig.tight_layout()
     return fig
 
 
-def print_report(study, metric, levels, n, stats, fits, nfiles, nskipped, outputs):
-    """Print the per-level table, the slopes and the paths written."""
-    sym = LEVEL_SYMBOL[study]
-    order = [metric] + [m for m in METRICS if m != metric]
+def print_report(study, metric, levels, n, stats, fits, references, comparison, nfiles,
+                 nskipped, outputs):
+    """Print the per-level table, the slopes, the comparison and the paths written."""
+    sym = STUDIES[study]["symbol"]
+    order = [metric] + [m for m in stats if m != metric]
     print(f"tokdyn converge {study} study: {nfiles} file(s) used, {nskipped} skipped, "
           f"{len(levels)} levels")
     print(f"  {sym:>6}  {'n':>4}  {metric + ' mean (95% CI)':<36}"
@@ -427,7 +536,9 @@ def print_report(study, metric, levels, n, stats, fits, nfiles, nskipped, output
               + "".join(f"  {stats[m]['mean'][j]:>11.4e}" for m in order[1:]))
     for m in order:
         print(f"slope of log {m} against log {sym}: {slope_text(fits[m])} "
-              f"(expected {EXPECTED_SLOPE:g})")
+              f"({references_text(references)})")
+    if comparison is not None:
+        print(comparison_text(STUDIES[study]["compare"], comparison))
     for path in outputs:
         print(f"wrote {path}")
 
@@ -442,8 +553,10 @@ def parse_args(argv):
     parser.add_argument("-o", "--output", metavar="PREFIX",
                         help="write PREFIX.json, PREFIX.csv and PREFIX.png "
                              "(default: ./convergence-<study>)")
-    parser.add_argument("--metric", choices=METRICS, default="mse_grid",
-                        help="metric plotted and printed first (default: mse_grid)")
+    defaults = ", ".join(f"{spec['metrics'][0]} ({study})" for study, spec in STUDIES.items())
+    parser.add_argument("--metric", choices=ALL_METRICS, default=None,
+                        help=f"metric plotted and printed first, one of the study's "
+                             f"(default: {defaults})")
     parser.add_argument("--bootstrap", metavar="B", type=int, default=2000,
                         help="bootstrap resamples (default: 2000)")
     parser.add_argument("--seed", metavar="S", type=int, default=1,
@@ -454,6 +567,29 @@ def parse_args(argv):
     if args.seed < 0:
         parser.error("--seed must be non-negative")
     return args
+
+
+def study_attributes(study, results):
+    """Return the study's /converge attributes over all files, warning where `warn` ones differ.
+
+    An attribute all files agree on (or hold once) maps to its value, one that differs to the
+    sorted list of its values; attributes no file holds are left out.
+    """
+    spec = STUDIES[study]
+    out = {}
+    for name in spec["required"] + spec["optional"]:
+        values = []
+        for r in results:
+            value = r["attributes"].get(name)
+            if value is not None and not any(same_attribute(value, v) for v in values):
+                values.append(value)
+        if not values:
+            continue
+        values = sorted(values, key=lambda v: (isinstance(v, str), v))
+        if len(values) > 1 and name in spec["warn"]:
+            warn(f"files differ in {name} {values}: errors against different references")
+        out[name] = values[0] if len(values) == 1 else values
+    return out
 
 
 def analyse(args):
@@ -469,6 +605,12 @@ def analyse(args):
     if not results:
         raise ConvergenceError("no complete converge result files among the inputs")
     study, table = merge(results)
+    spec = STUDIES[study]
+    metrics = spec["metrics"]
+    metric = args.metric or metrics[0]
+    if metric not in metrics:
+        raise ConvergenceError(f"--metric {metric} is not a metric of the {study} study "
+                               f"({', '.join(metrics)})")
     levels, per_level = organize(table)
     if len(levels) < 2:
         shown = ", ".join(f"{number(v):g}" for v in levels) or "none"
@@ -477,32 +619,35 @@ def analyse(args):
 
     refs = sorted({r["reference_layers"] for r in results if r["reference_layers"] is not None})
     seeds = sorted({r["seed"] for r in results if r["seed"] is not None})
-    if study == "depth" and len(refs) > 1:
-        warn(f"files differ in reference_layers {refs}: errors against different references")
+    attributes = study_attributes(study, results)
     if len(seeds) > 1:
         warn(f"files differ in seed {seeds}: replica ids of different seeds are merged")
 
-    n, stats = level_statistics(per_level)
-    fits = fit_slopes(levels, per_level, stats, args.bootstrap, args.seed)
-    for m in METRICS:
+    n, stats = level_statistics(per_level, metrics)
+    fits = fit_slopes(levels, per_level, stats, args.bootstrap, args.seed, metrics)
+    for m in metrics:
         if fits[m]["slope"] is None:
-            if m == args.metric:
+            if m == metric:
                 bad = [f"{number(v):g}" for v, x in zip(levels, stats[m]["mean"]) if x <= 0]
                 raise ConvergenceError(f"cannot fit {m}: mean not positive at level(s) "
                                        f"{', '.join(bad)}")
             warn(f"no slope for {m}: a mean is not positive")
+    references = reference_slopes(study, attributes)
+    comparison = compare_with_reference(study, metric, fits[metric], references)
 
     prefix = args.output or f"convergence-{study}"
     outputs = [prefix + ext for ext in (".json", ".csv", ".png")]
     groups = resample_groups(per_level)
     summary = {
         "study": study,
-        "metric": args.metric,
+        "metric": metric,
+        "level_name": spec["level_name"],
         "levels": [number(v) for v in levels],
         "n": [int(v) for v in n],
-        "slope": fits[args.metric]["slope"],
-        "slope_ci": [fits[args.metric]["ci_low"], fits[args.metric]["ci_high"]],
-        "expected_slope": EXPECTED_SLOPE,
+        "slope": fits[metric]["slope"],
+        "slope_ci": [fits[metric]["ci_low"], fits[metric]["ci_high"]],
+        "expected_slope": references[0][2],
+        "reference_slopes": {key: value for key, _, value in references},
         "metrics": {
             m: {
                 "mean": json_list(stats[m]["mean"]),
@@ -511,7 +656,7 @@ def analyse(args):
                 "ci_high": json_list(stats[m]["ci_high"]),
                 "slope": fits[m]["slope"],
                 "slope_ci": [fits[m]["ci_low"], fits[m]["ci_high"]],
-            } for m in METRICS
+            } for m in metrics
         },
         "bootstrap": {
             "resamples": args.bootstrap,
@@ -522,14 +667,17 @@ def analyse(args):
         },
         "replicas": sorted({number(r) for (_, r) in table}),
         "reference_layers": refs,
+        "study_attributes": attributes,
         "run_seeds": seeds,
         "files": [r["path"] for r in results],
         "skipped_files": skipped,
     }
+    if comparison is not None:
+        summary[spec["compare"]] = comparison
     try:
         write_json(outputs[0], summary)
         write_csv(outputs[1], levels, n, stats)
-        fig = make_figure(study, args.metric, levels, stats, fits)
+        fig = make_figure(study, metric, levels, stats, fits, references, attributes)
         try:
             fig.savefig(outputs[2], dpi=100)
         finally:
@@ -537,20 +685,15 @@ def analyse(args):
     except OSError as exc:
         raise ConvergenceError(f"cannot write {exc.filename or prefix}: "
                                f"{exc.strerror or exc}") from None
-    print_report(study, args.metric, levels, n, stats, fits, len(results), len(skipped),
-                 outputs)
+    print_report(study, metric, levels, n, stats, fits, references, comparison, len(results),
+                 len(skipped), outputs)
     return summary
 
 
 def main(argv=None):
     """Entry point: merge the inputs, fit, write PREFIX.{json,csv,png}."""
     args = parse_args(argv)
-    try:
-        analyse(args)
-    except ConvergenceError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return 2
-    return 0
+    return run_cli(PROG, ConvergenceError, lambda: analyse(args) and None)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,6 @@ Errors (RUNDIR missing or without any grid or Fig. 1 run file, an unreadable fil
 one-line message "paper_figures.py: error: ..." on stderr and exit status 2.
 """
 
-import argparse
 import os
 import re
 import sys
@@ -31,7 +30,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tokdyn_h5 import to_str  # noqa: E402
+from tokdyn_h5 import cli_main, open_h5, to_str  # noqa: E402
 
 import matplotlib
 
@@ -53,13 +52,7 @@ class FigureError(Exception):
 
 def read_run(path):
     """Return status, deck text and the per-layer diagnostics of a run file."""
-    import h5py
-
-    try:
-        h5 = h5py.File(path, "r")
-    except OSError as exc:
-        raise FigureError(f"cannot open {path} as HDF5: {exc}") from None
-    with h5:
+    with open_h5(path, FigureError) as h5:
         if "diagnostics" not in h5:
             raise FigureError(f"{path}: missing group /diagnostics")
         g = h5["diagnostics"]
@@ -195,23 +188,21 @@ def fig1_figure(paths, outdir):
     return out
 
 
+def write_figures(rundir, outdir):
+    """Write every figure the runs in rundir allow into outdir; return the paths written."""
+    grids, fig1 = find_runs(rundir)
+    os.makedirs(outdir, exist_ok=True)
+    written = [grid_figure(deck, runs, outdir) for deck, runs in sorted(grids.items())]
+    if fig1:
+        written.append(fig1_figure(fig1, outdir))
+    return written
+
+
+ARGUMENTS = ((("rundir",), {}), (("-o", "--outdir"), {"default": "figures"}))
+
+
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("rundir")
-    p.add_argument("-o", "--outdir", default="figures")
-    args = p.parse_args(argv)
-    try:
-        grids, fig1 = find_runs(args.rundir)
-        os.makedirs(args.outdir, exist_ok=True)
-        written = [grid_figure(deck, runs, args.outdir) for deck, runs in sorted(grids.items())]
-        if fig1:
-            written.append(fig1_figure(fig1, args.outdir))
-    except FigureError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return 2
-    for path in written:
-        print(path)
-    return 0
+    return cli_main(PROG, __doc__, FigureError, ARGUMENTS, lambda a: write_figures(a.rundir, a.outdir), argv)
 
 
 if __name__ == "__main__":

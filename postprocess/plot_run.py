@@ -23,7 +23,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tokdyn_h5 import to_scalar, to_str  # noqa: E402
+from tokdyn_h5 import open_h5, run_cli, to_scalar, to_str  # noqa: E402
 
 import matplotlib
 
@@ -58,20 +58,10 @@ def read_run(path):
 
     Raises RunFileError with a readable message on any problem.
     """
-    if not os.path.exists(path):
-        raise RunFileError(f"no such file: {path}")
-    if not os.path.isfile(path):
-        raise RunFileError(f"not a regular file: {path}")
-
     import h5py  # imported here so --help works without h5py
 
-    try:
-        h5 = h5py.File(path, "r")
-    except OSError as exc:
-        raise RunFileError(f"cannot open {path} as HDF5: {exc}") from None
-
     run = {"path": path}
-    with h5:
+    with open_h5(path, RunFileError) as h5:
         attrs = h5.attrs
         for key in ("tokdyn_version", "git_revision", "command", "deck",
                     "start_time", "end_time", "status"):
@@ -314,24 +304,24 @@ def parse_args(argv):
     return args
 
 
+def write_figure(runfile, output, snapshots):
+    """Read the run file and write its figure to output; return [output]."""
+    run = read_run(runfile)
+    fig = make_figure(run, snapshots)
+    try:
+        fig.savefig(output, dpi=100)
+    except OSError as exc:
+        raise RunFileError(f"cannot write {output}: {exc}") from None
+    finally:
+        plt.close(fig)
+    return [output]
+
+
 def main(argv=None):
     """Entry point: read the run file, write the PNG, print its path."""
     args = parse_args(argv)
     output = args.output or default_output(args.runfile)
-    try:
-        run = read_run(args.runfile)
-        fig = make_figure(run, args.snapshots)
-        try:
-            fig.savefig(output, dpi=100)
-        except OSError as exc:
-            raise RunFileError(f"cannot write {output}: {exc}") from None
-        finally:
-            plt.close(fig)
-    except RunFileError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return 2
-    print(output)
-    return 0
+    return run_cli(PROG, RunFileError, lambda: write_figure(args.runfile, output, args.snapshots))
 
 
 if __name__ == "__main__":

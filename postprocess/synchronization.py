@@ -17,14 +17,13 @@ Errors (missing file, not HDF5, not a synchronize result, missing dataset) end w
 message "synchronization.py: error: ..." on stderr and exit status 2.
 """
 
-import argparse
 import os
 import sys
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tokdyn_h5 import to_scalar, to_str  # noqa: E402
+from tokdyn_h5 import cli_main, open_h5, to_scalar, to_str  # noqa: E402
 
 import matplotlib
 
@@ -44,15 +43,7 @@ class ResultError(Exception):
 
 def read_result(path):
     """Return a dict of the /synchronization datasets and attributes of a synchronize result."""
-    import h5py
-
-    if not os.path.isfile(path):
-        raise ResultError(f"no such file: {path}")
-    try:
-        h5 = h5py.File(path, "r")
-    except OSError as exc:
-        raise ResultError(f"cannot open {path} as HDF5: {exc}") from None
-    with h5:
+    with open_h5(path, ResultError) as h5:
         command = to_str(h5.attrs.get("command", ""))
         if command != "synchronize":
             raise ResultError(f"{path}: root attribute 'command' is '{command}', not 'synchronize'")
@@ -123,25 +114,25 @@ def plot(r, out):
     plt.close(fig)
 
 
+def summarize(result, output):
+    """Read the result, print its summary, write the figure; return [the path written]."""
+    r = read_result(result)
+    out = output or default_output(result)
+    rate, low, high = r["decay_rate"]
+    print(f"lambdabar = {r['lambdabar']:.4f}, lambdabar' = {r['lambdabar_prime']:.4f}; "
+          f"decay rate {rate:.4f} [{low:.4f}, {high:.4f}] over t >= {r['fit_start']:g}")
+    print(f"last layer: cos > {r['cluster_cosine']:g}: {r['aligned_fraction'].mean():.4f}, "
+          f"cos < -{r['cluster_cosine']:g}: {r['antipodal_fraction'].mean():.4f} (mean over replicas)")
+    plot(r, out)
+    return [out]
+
+
+ARGUMENTS = ((("result",), {}),
+             (("-o", "--output"), {"help": "PNG to write (default: RESULT with .h5 -> .png)"}))
+
+
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("result")
-    p.add_argument("-o", "--output", help="PNG to write (default: RESULT with .h5 -> .png)")
-    args = p.parse_args(argv)
-    try:
-        r = read_result(args.result)
-        out = args.output or default_output(args.result)
-        rate, low, high = r["decay_rate"]
-        print(f"lambdabar = {r['lambdabar']:.4f}, lambdabar' = {r['lambdabar_prime']:.4f}; "
-              f"decay rate {rate:.4f} [{low:.4f}, {high:.4f}] over t >= {r['fit_start']:g}")
-        print(f"last layer: cos > {r['cluster_cosine']:g}: {r['aligned_fraction'].mean():.4f}, "
-              f"cos < -{r['cluster_cosine']:g}: {r['antipodal_fraction'].mean():.4f} (mean over replicas)")
-        plot(r, out)
-    except ResultError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return 2
-    print(out)
-    return 0
+    return cli_main(PROG, __doc__, ResultError, ARGUMENTS, lambda a: summarize(a.result, a.output), argv)
 
 
 if __name__ == "__main__":

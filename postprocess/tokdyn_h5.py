@@ -1,4 +1,9 @@
-"""Small helpers shared by the tokdyn post-processing scripts for reading HDF5 attributes."""
+"""Small helpers shared by the tokdyn post-processing scripts: reading HDF5 files and attributes,
+and the command-line convention (one-line error message, exit status 2)."""
+
+import argparse
+import os
+import sys
 
 import numpy as np
 
@@ -17,3 +22,41 @@ def to_scalar(value):
     if isinstance(value, np.ndarray):
         value = value.reshape(-1)[0]
     return value.item() if hasattr(value, "item") else value
+
+
+def open_h5(path, error):
+    """Open path read-only as an h5py.File; raise error(message) when it is missing, not a regular
+    file, or not HDF5."""
+    import h5py  # imported here so the scripts' --help works without h5py
+
+    if not os.path.exists(path):
+        raise error(f"no such file: {path}")
+    if not os.path.isfile(path):
+        raise error(f"not a regular file: {path}")
+    try:
+        return h5py.File(path, "r")
+    except OSError as exc:
+        raise error(f"cannot open {path} as HDF5: {exc}") from None
+
+
+def run_cli(prog, error, body):
+    """Run body() for a script's main: on `error` print "PROG: error: ..." on stderr and return 2;
+    otherwise print the paths body returned (None: nothing), one a line, and return 0."""
+    try:
+        written = body()
+    except error as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 2
+    for path in written or ():
+        print(path)
+    return 0
+
+
+def cli_main(prog, doc, error, arguments, body, argv=None):
+    """A script's main: parse argv by `arguments`, pairs (flags, add_argument options), with the
+    first line of doc as the description, then return run_cli(prog, error, lambda: body(args))."""
+    parser = argparse.ArgumentParser(prog=prog, description=doc.splitlines()[0])
+    for flags, options in arguments:
+        parser.add_argument(*flags, **options)
+    args = parser.parse_args(argv)
+    return run_cli(prog, error, lambda: body(args))

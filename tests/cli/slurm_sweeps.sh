@@ -1,5 +1,7 @@
 # Slurm integration of the convergence sweeps: jobscripts/sweep.sh submits the depth and the width array
 # (one task per level and replica, tiny sizes) and the dependent fit job; the fit files and PNGs must appear.
+# The tokens array (propagation of chaos, two ranks a task) joins them once the binary has the tokens
+# study (`tokdyn converge --help` lists converge.N0) and the deck input/converge-tokens.ini exists.
 source "$(dirname "$0")/common.sh"
 export TOKDYN TOKDYN_SRC="$SRC"
 bash "$SRC/jobscripts/local-slurm.sh" start
@@ -28,8 +30,27 @@ tiny=(--model.N=8 --noise.features=64 --converge.L0=4 --converge.m0=8 --model.L=
 read -r _ depth_sweep _ depth_fit < <(bash "$SRC/jobscripts/sweep.sh" depth "$SRC/input/converge-depth.ini" depth 2 2 "${tiny[@]}")
 read -r _ width_sweep _ width_fit < <(bash "$SRC/jobscripts/sweep.sh" width "$SRC/input/converge-width.ini" width 2 2 "${tiny[@]}")
 echo "depth: sweep $depth_sweep fit $depth_fit; width: sweep $width_sweep fit $width_fit"
-wait_for "$depth_sweep" "$depth_fit" "$width_sweep" "$width_fit"
-for study in depth width; do
+studies=(depth width)
+jobs=("$depth_sweep" "$depth_fit" "$width_sweep" "$width_fit")
+# tokens: N = 16, 32 on S^1 against a 256-point quadrature, 4 layers; sweep.sh passes the levels and
+# replicas (2 x 2) and sweep-tokens.sbatch the study.
+tiny_tokens=(--converge.N0=16 --model.d=2 --model.L=4 --model.T=0.2 --meanfield.solver=quadrature
+             --meanfield.points=256 --attention.style=fourier --noise.field=fourier)
+# converge.N0: the key N0 in the [converge] part of the help (awk reads it all: no SIGPIPE under pipefail).
+if ! { "$TOKDYN" converge --help 2>/dev/null || true; } |
+     awk '/^\[/ { part = $1 } part == "[converge]" && $1 == "N0" { found = 1 } END { exit !found }'; then
+  echo "skip tokens sweep: '$TOKDYN converge --help' lists no converge.N0 (no tokens study in this binary)"
+elif [ ! -f "$SRC/input/converge-tokens.ini" ]; then
+  echo "skip tokens sweep: no deck $SRC/input/converge-tokens.ini"
+else
+  read -r _ tokens_sweep _ tokens_fit < <(bash "$SRC/jobscripts/sweep.sh" tokens "$SRC/input/converge-tokens.ini" tokens 2 2 \
+    "${tiny_tokens[@]}")
+  echo "tokens: sweep $tokens_sweep fit $tokens_fit"
+  studies+=(tokens)
+  jobs+=("$tokens_sweep" "$tokens_fit")
+fi
+wait_for "${jobs[@]}"
+for study in "${studies[@]}"; do
   n=$(ls "$study"/"$study"-*.h5 | wc -l)
   [ "$n" = 4 ] || fail "$study sweep wrote $n result files, expected 4"
   for f in "$study"/"$study"-*.h5; do [ "$(status_of "$f")" = complete ] || fail "$f not complete"; done
@@ -39,4 +60,16 @@ for study in depth width; do
   "$PYTHON" -c "import json, sys; d = json.load(open(sys.argv[1])); print(sys.argv[1], d['metric'], 'slope', d['slope'], d['slope_ci'])" \
     "$study/convergence-$study.json"
 done
-echo "slurm sweeps: depth and width arrays and their dependent fits complete"
+if [ "${studies[*]}" = "depth width tokens" ]; then
+  # The fit of the tokens study: its levels, default metric and comparison with the files' bound slope.
+  "$PYTHON" - tokens/convergence-tokens.json <<'PY' || fail "tokens fit: $(cat tokens/convergence-tokens.json)"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["study"] == "tokens" and d["metric"] == "w2_sup", d
+assert d["levels"] == [16, 32] and d["n"] == [2, 2], d
+assert set(d["reference_slopes"]) == {"bound", "sharp"} and d["bound"]["slope"] == d["study_attributes"]["bound_slope"]
+assert d["study_attributes"]["d"] == 2, d["study_attributes"]
+print("tokens: bound", d["bound"])
+PY
+fi
+echo "slurm sweeps: ${studies[*]} arrays and their dependent fits complete"

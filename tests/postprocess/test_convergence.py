@@ -24,6 +24,8 @@ PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.execu
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 METRICS = ("mse_grid", "mse_sup", "mse_final")
 LEVELS = (4, 8, 16, 32, 64)
+TOKEN_METRICS = ("w2_sup", "w2_final", "mmd2_sup", "energy_error_sup", "mean_error_sup")
+TOKEN_LEVELS = (16, 32, 64, 128, 256)
 
 
 def load_module():
@@ -34,7 +36,7 @@ def load_module():
     return module
 
 
-def synthetic_errors(levels=LEVELS, replicas=16, slope=-1.0, sigma=0.3, seed=3):
+def synthetic_errors(levels=LEVELS, replicas=16, slope=-1.0, sigma=0.3, seed=3, metrics=METRICS):
     """Return {metric: array [R, J]} of errors c * level^slope * lognormal noise.
 
     Each replica has a common lognormal factor across levels (so pairing the
@@ -45,8 +47,8 @@ def synthetic_errors(levels=LEVELS, replicas=16, slope=-1.0, sigma=0.3, seed=3):
     rng = np.random.default_rng(seed)
     lv = np.asarray(levels, dtype=float)
     out = {}
-    for k, metric in enumerate(METRICS):
-        c = (0.05, 0.2, 0.04)[k]
+    for k, metric in enumerate(metrics):
+        c = (0.05, 0.2, 0.04, 0.1, 0.03)[k]
         common = rng.standard_normal((replicas, 1))
         own = rng.standard_normal((replicas, lv.size))
         noise = np.exp(sigma * (0.8 * common + 0.6 * own))
@@ -93,17 +95,22 @@ def write_single(path, errors, levels=LEVELS, replica_ids=None, **kw):
     return write_result(path, levels, replica_ids, errors, **kw)
 
 
-def write_split(directory, errors, levels=LEVELS, **kw):
-    """Write one file per (level, replica), as a sweep does; return the paths."""
+def write_split(directory, errors, levels=LEVELS, writer=None, name="r{i:03d}_l{level}.h5", **kw):
+    """Write one file per (level, replica), as a sweep does; return the paths.
+
+    writer (default write_result) writes one file; name is formatted with the replica i, the
+    level and the sweep's array task (level index * R + i).
+    """
+    writer = writer or write_result
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    R = errors[METRICS[0]].shape[0]
+    R = next(iter(errors.values())).shape[0]
     paths = []
     for i in range(R):
         for j, level in enumerate(levels):
-            sub = {m: errors[m][i:i + 1, j:j + 1] for m in METRICS}
-            paths.append(write_result(directory / f"r{i:03d}_l{level}.h5", [level], [i],
-                                      sub, **kw))
+            sub = {m: v[i:i + 1, j:j + 1] for m, v in errors.items()}
+            path = directory / name.format(i=i, level=level, task=j * R + i)
+            paths.append(writer(path, [level], [i], sub, **kw))
     return paths
 
 
@@ -439,6 +446,160 @@ def test_helpers():
     assert np.isnan(module.log_slope(np.array([1.0, 2.0]), np.array([1.0, 0.0])))
 
 
+# --- propagation of chaos: study "tokens" (levels N = N0 2^j, distances to the mean field) ---
+
+def write_tokens_result(path, levels, replicas, values, distance="circular", d=2,
+                        bound_slope=-0.5, sharp_slope=-1.0, times=(0.0, 0.5, 1.0), **kw):
+    """Write one tokens-study result file following the `tokdyn converge` schema.
+
+    values maps each tokens metric to an array [len(replicas), len(levels)]; the time
+    series [R, J, S] are filled so that their sup over times is the summary.
+    """
+    R, J, S = len(replicas), len(levels), len(times)
+    with h5py.File(path, "w") as h5:
+        h5.attrs["tokdyn_version"] = "0.1.0"
+        h5.attrs["command"] = kw.get("command", "converge")
+        h5.attrs["deck"] = "[converge]\nstudy = tokens\n"
+        h5.attrs["seed"] = np.int64(kw.get("seed", 1))
+        h5.attrs["status"] = kw.get("status", "complete")
+        g = h5.create_group("converge")
+        g.attrs["study"] = "tokens"
+        g.attrs["distance"] = distance
+        g.attrs["d"] = np.int64(d)
+        g.attrs["bound_slope"] = np.float64(bound_slope)
+        g.attrs["sharp_slope"] = np.float64(sharp_slope)
+        g.attrs["reference_solver"] = "quadrature"
+        g.attrs["reference_size"] = np.int64(256)
+        g["levels"] = np.asarray(levels, dtype=np.float64)
+        g["replicas"] = np.asarray(replicas, dtype=np.float64)
+        g["times"] = np.asarray(times, dtype=np.float64)
+        ramp = np.linspace(0.5, 1.0, S)
+        for metric in TOKEN_METRICS:
+            v = np.asarray(values[metric], dtype=np.float64).reshape(R, J)
+            g[metric] = v
+            if metric.endswith("_sup"):
+                g[metric[:-len("_sup")]] = v[:, :, None] * ramp
+    return path
+
+
+def write_tokens_split(directory, values, levels=TOKEN_LEVELS, **kw):
+    """One tokens file per (level, replica), named as jobscripts/sweep-tokens.sbatch names them."""
+    return write_split(directory, values, levels, writer=write_tokens_result,
+                       name="tokens-{task}.h5", **kw)
+
+
+def synthetic_tokens(slope, replicas=16, seed=9):  # seed 9: a well-behaved one
+    """Distances c N^slope with lognormal replica noise, for every tokens metric."""
+    return synthetic_errors(levels=TOKEN_LEVELS, replicas=replicas, slope=slope, seed=seed,
+                            metrics=TOKEN_METRICS)
+
+
+@pytest.mark.parametrize("true_slope,faster", [(-1.0, True), (-0.3, False)])
+def test_tokens_slope_and_bound(tmp_path, true_slope, faster):
+    """A known power law is recovered in its interval; the comparison with the bound is right."""
+    values = synthetic_tokens(true_slope)
+    write_tokens_split(tmp_path / "sweep", values)
+    summary, result = run_ok(tmp_path / "sweep", "-o", tmp_path / "fit", "--bootstrap", 1000)
+    assert summary["study"] == "tokens"
+    assert summary["metric"] == "w2_sup"  # the default of the tokens study
+    assert summary["level_name"] == "tokens N"
+    assert summary["levels"] == list(TOKEN_LEVELS)
+    assert summary["n"] == [16] * len(TOKEN_LEVELS)
+    assert list(summary["metrics"]) == list(TOKEN_METRICS)
+    for metric in TOKEN_METRICS:
+        fit = summary["metrics"][metric]
+        low, high = fit["slope_ci"]
+        assert low < fit["slope"] < high
+        assert low < true_slope < high, (metric, fit)
+        assert abs(fit["slope"] - true_slope) < 0.15
+    assert summary["reference_slopes"] == {"bound": -0.5, "sharp": -1.0}
+    assert summary["expected_slope"] == -0.5
+    bound = summary["bound"]
+    assert bound["metric"] == "w2_sup" and bound["slope"] == -0.5
+    assert bound["observed_slope"] == summary["slope"]
+    assert bound["observed_ci"] == summary["slope_ci"]
+    assert bound["at_least_as_fast"] is faster
+    assert bound["ci_at_least_as_fast"] is faster  # well away from the bound either way
+    verdict = "at least as fast as" if faster else "slower than"
+    assert f"is {verdict} the bound slope -0.5" in result.stdout
+    assert "slope of log w2_sup against log N" in result.stdout
+    assert "(bound -0.5, sharp -1)" in result.stdout
+
+
+def test_tokens_outputs(tmp_path):
+    """JSON, CSV and PNG of a tokens study; --metric picks another distance."""
+    values = synthetic_tokens(-1.0, replicas=6, seed=9)
+    path = write_tokens_result(tmp_path / "all.h5", TOKEN_LEVELS, range(6), values,
+                               distance="sliced", d=5, bound_slope=-0.4, sharp_slope=-0.4)
+    summary, result = run_ok(path, "-o", tmp_path / "out", "--metric", "mmd2_sup",
+                             "--bootstrap", 300)
+    assert summary["metric"] == "mmd2_sup"
+    assert summary["slope"] == summary["metrics"]["mmd2_sup"]["slope"]
+    assert summary["bound"]["metric"] == "mmd2_sup"
+    assert summary["study_attributes"] == {
+        "distance": "sliced", "d": 5, "bound_slope": -0.4, "sharp_slope": -0.4,
+        "reference_solver": "quadrature", "reference_size": 256}
+    for metric in TOKEN_METRICS:
+        assert np.allclose(summary["metrics"][metric]["mean"], values[metric].mean(axis=0),
+                           rtol=1e-12)
+    with open(tmp_path / "out.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert list(rows[0].keys()) == ["level", "n"] + [
+        f"{m}_{s}" for m in TOKEN_METRICS for s in ("mean", "se")]
+    assert [int(r["level"]) for r in rows] == list(TOKEN_LEVELS)
+    assert float(rows[2]["w2_sup_mean"]) == pytest.approx(values["w2_sup"][:, 2].mean(),
+                                                          rel=1e-12)
+    check_png(tmp_path / "out.png")
+    slope_lines = [x for x in result.stdout.splitlines() if x.startswith("slope of log")]
+    assert [x.split()[3] for x in slope_lines] == [
+        "mmd2_sup", "w2_sup", "w2_final", "energy_error_sup", "mean_error_sup"]
+    assert [x for x in result.stdout.splitlines() if x.startswith("wrote ")] == [
+        f"wrote {tmp_path / 'out'}{ext}" for ext in (".json", ".csv", ".png")]
+
+
+def test_tokens_default_prefix(tmp_path):
+    """Without -o a tokens sweep writes ./convergence-tokens.{json,csv,png}."""
+    write_tokens_split(tmp_path / "sweep", synthetic_tokens(-1.0, replicas=3))
+    work = tmp_path / "work"
+    work.mkdir()
+    run_ok(tmp_path / "sweep", "--bootstrap", 100, cwd=work)
+    for ext in (".json", ".csv", ".png"):
+        assert (work / f"convergence-tokens{ext}").is_file()
+
+
+@pytest.mark.parametrize("attribute,value,shown", [
+    ("distance", "sliced", "'circular'"), ("d", 3, "= 2"), ("bound_slope", -0.25, "-0.5")])
+def test_tokens_mixed_attributes_refused(tmp_path, attribute, value, shown):
+    """Files of one tokens study must agree on the distance, d and the bound slope."""
+    values = synthetic_tokens(-1.0, replicas=3)
+    write_tokens_split(tmp_path / "sweep", values)
+    odd = {m: values[m][:1, :1] * 0 + 1e-3 for m in TOKEN_METRICS}
+    bad = write_tokens_result(tmp_path / "odd.h5", [512], [0], odd, **{attribute: value})
+    result = run_script(tmp_path / "sweep", bad, "-o", tmp_path / "fit")
+    assert_error(result, f"mixed {attribute}", "odd.h5", shown, "must agree")
+    for ext in (".json", ".csv", ".png"):
+        assert not (tmp_path / ("fit" + ext)).exists()
+
+
+def test_tokens_schema_errors(tmp_path):
+    """A missing tokens attribute or dataset, a metric of another study, tokens mixed with depth."""
+    values = synthetic_tokens(-1.0, replicas=3)
+    path = write_tokens_result(tmp_path / "t.h5", TOKEN_LEVELS, range(3), values)
+    assert_error(run_script(path, "--metric", "mse_grid", "-o", tmp_path / "fit"),
+                 "mse_grid", "not a metric of the tokens study")
+    depth = write_single(tmp_path / "depth.h5", synthetic_errors(replicas=3))
+    assert_error(run_script(path, depth, "-o", tmp_path / "fit"), "mixed studies")
+    assert_error(run_script(depth, "--metric", "w2_sup", "-o", tmp_path / "fit"),
+                 "not a metric of the depth study")
+    with h5py.File(path, "a") as h5:
+        del h5["converge/mean_error_sup"]
+    assert_error(run_script(path, "-o", tmp_path / "fit"), "/converge/mean_error_sup")
+    with h5py.File(path, "a") as h5:
+        del h5["converge"].attrs["bound_slope"]
+    assert_error(run_script(path, "-o", tmp_path / "fit"), "/converge/bound_slope",
+                 "tokens study")
+
+
 CONVERGE_DIR = os.environ.get("TOKDYN_CONVERGE_DIR", "")
 
 
@@ -447,11 +608,13 @@ CONVERGE_DIR = os.environ.get("TOKDYN_CONVERGE_DIR", "")
 def test_real_converge_dir(tmp_path):
     """Fit the result files of a real `tokdyn converge` sweep (TOKDYN_CONVERGE_DIR)."""
     summary, result = run_ok(CONVERGE_DIR, "-o", tmp_path / "real")
-    assert summary["study"] in ("depth", "width")
+    assert summary["study"] in ("depth", "width", "tokens")
     assert len(summary["levels"]) >= 2
     assert summary["levels"] == sorted(summary["levels"])
     assert all(k >= 1 for k in summary["n"])
-    for metric in METRICS:
+    expected = TOKEN_METRICS if summary["study"] == "tokens" else METRICS
+    assert list(summary["metrics"]) == list(expected)
+    for metric in expected:
         assert all(v is None or v >= 0 for v in summary["metrics"][metric]["mean"])
     assert np.isfinite(summary["slope"])
     with open(tmp_path / "real.csv", newline="") as f:

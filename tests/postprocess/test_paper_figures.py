@@ -8,43 +8,25 @@ writes a handful of combinations at reduced N and L).
 import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import h5py
-import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "postprocess" / "paper_figures.py"
-PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
-GRIDDIR = os.environ.get("TOKDYN_GRIDDIR", "")
+TIMEOUT = 300
+PNG_MIN_SHAPE = (500, 800)  # conftest.py's run_script and check_png
+INPUT_ENV, INPUT_KIND = "TOKDYN_GRIDDIR", "directory"  # conftest.py's real_input
 # jobscripts/grid.sbatch's names: <deck>-<activation>-f<factor>.h5 (the factor may be negative).
 DECK = re.compile(r"^(grid-d\d+-bias\w+?)-(?:relu|silu|sigmoid|tanh|none)-f-?\d+\.h5$")
-needs_grid = pytest.mark.skipif(not os.path.isdir(GRIDDIR), reason="TOKDYN_GRIDDIR names no directory")
 
 
-def run_script(*args):
-    return subprocess.run([PYTHON, str(SCRIPT), *map(str, args)], capture_output=True, text=True, timeout=300)
-
-
-def check_png(path):
-    import matplotlib.image as mpimg
-
-    with open(path, "rb") as f:
-        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
-    img = mpimg.imread(path)
-    assert img.shape[0] > 500 and img.shape[1] > 800
-    assert float(img[..., :3].std()) > 0.01
-
-
-@needs_grid
-def test_real_grid_runs(tmp_path):
+def test_real_grid_runs(tmp_path, real_input, run_script, check_png):
     """One PNG per (d, bias) found and one for Fig. 1; missing combinations are tolerated."""
     out = tmp_path / "figures"
-    result = run_script(GRIDDIR, "-o", out)
+    result = run_script(real_input, "-o", out)
     assert result.returncode == 0, result.stderr
-    names = sorted(f for f in os.listdir(GRIDDIR) if f.endswith(".h5"))
+    names = sorted(f for f in os.listdir(real_input) if f.endswith(".h5"))
     decks = sorted({DECK.match(f).group(1) for f in names if DECK.match(f)})
     expected = [out / f"{deck}.png" for deck in decks]
     if any(f.startswith("fig1-") for f in names):
@@ -55,11 +37,10 @@ def test_real_grid_runs(tmp_path):
         check_png(path)
 
 
-@needs_grid
-def test_incomplete_run_is_labelled(tmp_path):
+def test_incomplete_run_is_labelled(tmp_path, real_input, run_script, check_png):
     """A run whose status is not complete is drawn as a labelled empty panel, not an error."""
     rundir = tmp_path / "runs"
-    shutil.copytree(GRIDDIR, rundir)
+    shutil.copytree(real_input, rundir)
     victim = sorted(rundir.glob("grid-*.h5"))[0]
     with h5py.File(victim, "a") as h5:
         h5.attrs["status"] = "checkpointed"
@@ -68,7 +49,7 @@ def test_incomplete_run_is_labelled(tmp_path):
     check_png(tmp_path / "out" / (DECK.match(victim.name).group(1) + ".png"))
 
 
-def test_empty_folder_fails_clearly(tmp_path):
+def test_empty_folder_fails_clearly(tmp_path, run_script):
     (tmp_path / "empty").mkdir()
     (tmp_path / "empty" / "unrelated.h5").write_text("not a grid run")
     for folder, message in ((tmp_path / "empty", "holds no grid run files"), (tmp_path / "nope", "no such directory")):

@@ -4,10 +4,7 @@ Run with:  /usr/bin/python3 -m pytest -q tests/postprocess
 TOKDYN_SYNCFILE names the result (CTest: the fixture tests/cli/produce_study_runs.sh writes it).
 """
 
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import h5py
@@ -16,34 +13,19 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "postprocess" / "synchronization.py"
-PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
-SYNCFILE = os.environ.get("TOKDYN_SYNCFILE", "")
-needs_result = pytest.mark.skipif(not os.path.isfile(SYNCFILE), reason="TOKDYN_SYNCFILE names no file")
+TIMEOUT = 120
+PNG_MIN_SHAPE = (300, 600)  # conftest.py's run_script and check_png
+INPUT_ENV, INPUT_KIND = "TOKDYN_SYNCFILE", "file"  # conftest.py's real_input
 
 
-def run_script(*args):
-    return subprocess.run([PYTHON, str(SCRIPT), *map(str, args)], capture_output=True, text=True, timeout=120)
-
-
-def check_png(path):
-    import matplotlib.image as mpimg
-
-    with open(path, "rb") as f:
-        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
-    img = mpimg.imread(path)
-    assert img.shape[0] > 300 and img.shape[1] > 600
-    assert float(img[..., :3].std()) > 0.01
-
-
-@needs_result
-def test_real_result(tmp_path):
+def test_real_result(tmp_path, real_input, run_script, check_png):
     """The figure is written, and the printed rate is the file's."""
     out = tmp_path / "sync.png"
-    result = run_script(SYNCFILE, "-o", out)
+    result = run_script(real_input, "-o", out)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == str(out)
     check_png(out)
-    with h5py.File(SYNCFILE, "r") as h5:
+    with h5py.File(real_input, "r") as h5:
         g = h5["synchronization"]
         rate = g["decay_rate"][()]
         # The schema the script relies on: [R, S] energies whose mean is mean_energy.
@@ -52,16 +34,15 @@ def test_real_result(tmp_path):
     assert f"decay rate {rate[0]:.4f} [{rate[1]:.4f}, {rate[2]:.4f}]" in result.stdout
 
 
-@needs_result
-def test_default_output(tmp_path):
+def test_default_output(tmp_path, real_input, run_script, check_png):
     copy = tmp_path / "result.h5"
-    shutil.copy(SYNCFILE, copy)
+    shutil.copy(real_input, copy)
     result = run_script(copy)
     assert result.returncode == 0, result.stderr
     check_png(tmp_path / "result.png")
 
 
-def test_errors(tmp_path):
+def test_errors(tmp_path, run_script):
     """Missing file, wrong command, missing dataset: one line, exit status 2."""
     wrong = tmp_path / "wrong.h5"
     with h5py.File(wrong, "w") as h5:
