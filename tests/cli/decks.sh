@@ -7,7 +7,7 @@ for deck in "$SRC"/input/*.ini; do
   command=${command:-transformer}
   extra=()
   case "$command" in
-    converge) extra=(--converge.levels=2 --converge.replicas=2 --model.N=16) ;;
+    converge) extra=(--converge.levels=2 --converge.replicas=2 --model.N=16 --meanfield.points=1024) ;;
     lyapunov) extra=(--lyapunov.replicas=100) ;;
     synchronize) extra=(--synchronize.replicas=2 --model.N=16 --mlp.width=64 --model.L=100 --run.progress_interval=1000) ;;
     transformer | sde) extra=(--run.progress_interval=1000) ;;

@@ -1,6 +1,6 @@
 # Produces run files for the postprocess tests (CTest fixture "studyruns") with the real code, at
-# reduced size: a synchronize result (sync.h5) and a handful of grid and Fig. 1 runs under grid/,
-# named as jobscripts/grid.sbatch names them.
+# reduced size: a synchronize result (sync.h5), a handful of grid and Fig. 1 runs under grid/,
+# named as jobscripts/grid.sbatch names them, and two meanfield runs (grid on S^1, points on S^2).
 source "$(dirname "$0")/common.sh"
 run 2 synchronize "$SRC/input/synchronization-bound.ini" --model.N=16 --model.L=100 --mlp.width=64 \
   --synchronize.replicas=8 --run.output=sync.h5 --run.progress_interval=1000 > log.txt || fail "$(cat log.txt)"
@@ -17,4 +17,9 @@ for combo in grid-d5-bias0:relu:1 grid-d5-bias0:tanh:0 grid-d5-bias0:none:-1 gri
 done
 run 2 transformer "$SRC/input/fig1-tanh.ini" "${small[@]}" --model.L=40 --run.output=grid/fig1-tanh.h5 > log.txt \
   || fail "fig1-tanh: $(cat log.txt)"
-echo "ok: sync.h5 and $(ls grid | wc -l) grid files"
+mkdir -p meanfield
+run 2 meanfield "$SRC/input/meanfield-circle.ini" --model.L=4 --model.T=0.2 --meanfield.cells=64 \
+  --diagnostics.snapshot_every=2 --run.output=meanfield/grid.h5 > log.txt || fail "meanfield grid: $(cat log.txt)"
+run 2 meanfield "$SRC/input/meanfield-sphere.ini" --model.L=4 --model.T=0.2 --meanfield.points=256 \
+  --noise.features=64 --run.output=meanfield/points.h5 > log.txt || fail "meanfield points: $(cat log.txt)"
+echo "ok: sync.h5, $(ls grid | wc -l) grid files, $(ls meanfield | wc -l) meanfield runs"

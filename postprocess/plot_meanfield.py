@@ -1,0 +1,121 @@
+#!/usr/bin/python3
+"""Plot a `tokdyn meanfield` run file: the mean-field measure and its observables along time.
+
+Usage:
+    plot_meanfield.py RUN.h5 [-o OUT.png]
+
+Panels:
+    (a) the measure at every snapshot: the grid's density rho(theta) (d = 2), or the masses of the
+        quadrature points histogrammed by angle (d = 2) or by the first coordinate x_1 (d >= 3);
+    (b) E_beta and |mean token| against time;
+    (c) mass - 1 and the smallest density (grid) or mass (points): conservation and positivity.
+The path written is printed (default: RUN with .h5 -> .png).
+
+Errors (missing file, not HDF5, not a meanfield run, missing dataset) end with a one-line message
+"plot_meanfield.py: error: ..." on stderr and exit status 2.
+"""
+
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tokdyn_h5 import cli_main, open_h5, to_scalar, to_str  # noqa: E402
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+PROG = "plot_meanfield.py"
+SERIES = ("time", "mass", "energy", "order_parameter", "min_density")
+BINS = 64
+
+
+class RunError(Exception):
+    """A file that cannot be read or is not a meanfield run."""
+
+
+def read_run(path):
+    """Return a dict with the diagnostics series and the snapshots of a meanfield run file."""
+    with open_h5(path, RunError) as h5:
+        command = to_str(h5.attrs.get("command", ""))
+        if command != "meanfield":
+            raise RunError(f"{path}: root attribute 'command' is '{command}', not 'meanfield'")
+        for group in ("diagnostics", "meanfield"):
+            if group not in h5:
+                raise RunError(f"{path}: missing group /{group}")
+        out = {"status": to_str(h5.attrs.get("status", "")), "solver": to_str(h5["meanfield"].attrs.get("solver", ""))}
+        for name in SERIES:
+            if name not in h5["diagnostics"]:
+                raise RunError(f"{path}: missing dataset /diagnostics/{name}")
+            out[name] = np.asarray(h5["diagnostics"][name][()], dtype=np.float64)
+        g = h5["meanfield"]
+        if "snapshot_time" not in g:
+            raise RunError(f"{path}: missing dataset /meanfield/snapshot_time (run not complete?)")
+        out["snapshot_time"] = np.asarray(g["snapshot_time"][()])
+        if "density" in g:
+            out["density"], out["theta"] = np.asarray(g["density"][()]), np.asarray(g["theta"][()])
+        elif "points" in g:
+            out["points"], out["masses"] = np.asarray(g["points"][()]), np.asarray(g["masses"][()])
+        else:
+            raise RunError(f"{path}: /meanfield holds neither density nor points")
+        return out
+
+
+def draw_measure(ax, run):
+    colors = plt.cm.viridis(np.linspace(0, 1, len(run["snapshot_time"])))
+    for k, t in enumerate(run["snapshot_time"]):
+        label = f"t = {t:.3g}"
+        if "density" in run:
+            ax.plot(run["theta"], run["density"][k], color=colors[k], label=label)
+            continue
+        x, w = run["points"][k], run["masses"]
+        if x.shape[1] == 2:
+            values, edges = np.mod(np.arctan2(x[:, 1], x[:, 0]), 2 * np.pi), np.linspace(0, 2 * np.pi, BINS + 1)
+        else:
+            values, edges = x[:, 0], np.linspace(-1, 1, BINS + 1)
+        hist, _ = np.histogram(values, bins=edges, weights=w, density=True)
+        ax.step(edges[:-1], hist, where="post", color=colors[k], label=label)
+    d2 = "density" in run or run["points"].shape[2] == 2
+    ax.set_xlabel("theta" if d2 else "x_1")
+    ax.set_ylabel("density" if d2 else "density of x_1")
+    ax.set_title(f"(a) the measure ({run['solver']})")
+    ax.legend(fontsize="small")
+
+
+def plot(path, output):
+    run = read_run(path)
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
+    draw_measure(axes[0], run)
+    ax = axes[1]
+    ax.plot(run["time"], run["energy"], label="E_beta")
+    ax.plot(run["time"], run["order_parameter"], label="|mean token|")
+    ax.set_xlabel("t")
+    ax.set_title("(b) observables")
+    ax.legend()
+    ax = axes[2]
+    ax.plot(run["time"], run["mass"] - 1, label="mass - 1")
+    ax.plot(run["time"], run["min_density"], label="min density" if "density" in run else "min mass")
+    ax.set_xlabel("t")
+    ax.set_title("(c) conservation and positivity")
+    ax.legend()
+    fig.suptitle(f"{os.path.basename(path)} ({run['status']})")
+    fig.tight_layout()
+    fig.savefig(output, dpi=110)
+    plt.close(fig)
+    return [output]
+
+
+def main(argv=None):
+    def body(args):
+        output = args.output or (os.path.splitext(args.run)[0] + ".png")
+        return plot(args.run, output)
+
+    return cli_main(PROG, __doc__, RunError, [(("run",), {"help": "meanfield run file"}),
+                                              (("-o", "--output"), {"help": "PNG to write"})], body, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
