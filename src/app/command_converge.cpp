@@ -18,10 +18,7 @@ namespace tokdyn {
 
 DeckSchema converge_schema() {
   DeckSchema s;
-  s.add_text("run.output", "converge.h5", "result file (HDF5)");
-  s.add_int("run.seed", 1, "seed; replica r uses its own streams derived from it", 0);
-  s.add_int("run.tile", 256, "rows per BLAS tile of the attention", 1, 1 << 16);
-  s.add_real("run.progress_interval", 10.0, "seconds between progress lines (replicas of rank 0)", 0.0);
+  add_study_run_keys(s, "converge.h5");
   s.add_int("model.N", 64, "depth and width studies: tokens N", 1, 1 << 20);
   s.add_int("model.d", 5, "dimension d", 2, 1 << 16);
   s.add_int("model.L", 64, "width and tokens studies: depth L (tokens: layers of T / L each)", 1);
@@ -173,10 +170,7 @@ int run_converge(const Comm& comm, const DeckSchema& schema, const Arguments& ar
   h5::write_vector(g, "mse_grid", r.mse_grid, comm.get(), {R, J});
   h5::write_vector(g, "mse_sup", r.mse_sup, comm.get(), {R, J});
   h5::write_vector(g, "mse_final", r.mse_final, comm.get(), {R, J});
-  file.set_status("complete");
-  file.close();
-  finish_output(comm, control);
-  comm.print("wrote '" + control.output + "'");
+  complete_study(comm, control, file);
   return 0;
 }
 

@@ -108,10 +108,7 @@ int run_converge_tokens(const Comm& comm, const Deck& deck, const Arguments& arg
   h5::write_vector(g, "mmd2_sup", mmd2_sup, comm.get(), {R, J});
   h5::write_vector(g, "energy_error_sup", energy_sup, comm.get(), {R, J});
   h5::write_vector(g, "mean_error_sup", mean_sup, comm.get(), {R, J});
-  file.set_status("complete");
-  file.close();
-  finish_output(comm, control);
-  comm.print("wrote '" + control.output + "'");
+  complete_study(comm, control, file);
   return 0;
 }
 

@@ -33,10 +33,7 @@ bool is_identity(const std::vector<double>& m, int d, double scale) {
 
 DeckSchema synchronize_schema() {
   DeckSchema s;
-  s.add_text("run.output", "synchronize.h5", "result file (HDF5)");
-  s.add_int("run.seed", 1, "seed; replica r uses its own streams derived from it", 0);
-  s.add_int("run.tile", 256, "rows per BLAS tile of the attention and pair passes", 1, 1 << 16);
-  s.add_real("run.progress_interval", 10.0, "seconds between progress lines (replicas of rank 0)", 0.0);
+  add_study_run_keys(s, "synchronize.h5");
   s.add_int("model.N", 64, "tokens N", 2, 1 << 20);
   s.add_int("model.d", 5, "dimension d (Thm 1.4 needs lambdabar < 0, possible only for d > 3)", 2, 1 << 16);
   s.add_int("model.L", 500, "depth L", 1);
@@ -171,10 +168,7 @@ int run_synchronize(const Comm& comm, const DeckSchema& schema, const Arguments&
   h5::write_vector(g, "aligned_fraction", r.aligned_fraction, comm.get());
   h5::write_vector(g, "antipodal_fraction", r.antipodal_fraction, comm.get());
   h5::write_vector(g, "min_cosine", r.min_cosine, comm.get());
-  file.set_status("complete");
-  file.close();
-  finish_output(comm, control);
-  comm.print("wrote '" + control.output + "'");
+  complete_study(comm, control, file);
   return 0;
 }
 

@@ -136,6 +136,20 @@ Simulation::Simulation(const Comm& comm, const RunControl& control, const RunInf
     : comm_(comm), control_(control), info_(info), layers_(layers), partition_(partition), dynamics_(dynamics),
       statistics_(statistics) {}
 
+void add_study_run_keys(DeckSchema& s, const std::string& default_output) {
+  s.add_text("run.output", default_output, "result file (HDF5)");
+  s.add_int("run.seed", 1, "seed; replica r uses its own streams derived from it", 0);
+  s.add_int("run.tile", 256, "rows per BLAS tile of the attention and pair passes", 1, 1 << 16);
+  s.add_real("run.progress_interval", 10.0, "seconds between progress lines (replicas of rank 0)", 0.0);
+}
+
+void complete_study(const Comm& comm, const RunControl& control, RunFile& file) {
+  file.set_status("complete");
+  file.close();
+  finish_output(comm, control);
+  comm.print("wrote '" + control.output + "'");
+}
+
 RunControl study_control(const std::string& output, const RunRequest& request) {
   if (output.empty()) throw InputError("deck key 'run.output' is empty");
   RunControl c;

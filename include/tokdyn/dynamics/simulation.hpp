@@ -53,12 +53,17 @@ struct ResolvedRun {
 ResolvedRun resolve_run(const Comm& comm, const DeckSchema& schema, const RunRequest& request,
                         const std::string& command);
 
+// [run] keys of a study command over replicas: output (default given), seed, tile, progress interval.
+void add_study_run_keys(DeckSchema& schema, const std::string& default_output);
+
 // Run control of a command without a layer loop (a study): its output file and the request's flags.
 RunControl study_control(const std::string& output, const RunRequest& request);
 // The output's life for commands without a layer loop: refuse to replace files unless --force
 // (returns false for --resume on a finished output: nothing to do), and rename OUTPUT.part -> OUTPUT.
 bool prepare_output(const Comm& comm, const RunControl& control);
 void finish_output(const Comm& comm, const RunControl& control);
+// A study's last step: the file marked complete and closed, OUTPUT.part renamed, "wrote 'OUTPUT'" printed.
+void complete_study(const Comm& comm, const RunControl& control, RunFile& file);
 
 // Status of the run a deck describes: absent | running | checkpointed | failed | complete.
 std::string run_status(const Comm& comm, const RunControl& control);
