@@ -114,6 +114,31 @@ double mmd_squared(std::span<const double> x, std::span<const double> weights_x,
   return std::exp(beta) * total.value();
 }
 
+double mmd_squared_from_energies(std::span<const double> x, std::span<const double> weights_x,
+                                 std::span<const double> y, std::span<const double> weights_y, int d, double beta,
+                                 double energy_x, double energy_y) {
+  const std::size_t n = detail::checked_rows(x, d, "mmd: x");
+  const std::size_t m = detail::checked_rows(y, d, "mmd: y");
+  const std::vector<double> wx = detail::checked_weights(weights_x, n, "mmd: weights_x");
+  const std::vector<double> wy = detail::checked_weights(weights_y, m, "mmd: weights_y");
+  check_beta(beta, "mmd");
+  // D(mu, nu) = sum_ij a_i b_j (e^beta - e^{beta <x_i, y_j>}) in the expm1 form; with D(mu, mu) = 2 E_beta(mu),
+  // MMD^2 = 2 D(mu, nu) - D(mu, mu) - D(nu, nu).
+  CompensatedSum cross;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double* xi = &x[i * d];
+    CompensatedSum row;
+    for (std::size_t j = 0; j < m; ++j) {
+      const double* yj = &y[j * d];
+      double dot = 0;
+      for (int a = 0; a < d; ++a) dot += xi[a] * yj[a];
+      row.add(-wy[j] * std::expm1(beta * (dot - 1)));
+    }
+    cross.add(wx[i] * row.value());
+  }
+  return 2 * std::exp(beta) * cross.value() - 2 * energy_x - 2 * energy_y;
+}
+
 double mmd(std::span<const double> x, std::span<const double> weights_x, std::span<const double> y,
            std::span<const double> weights_y, int d, double beta) {
   return std::sqrt(std::max(0.0, mmd_squared(x, weights_x, y, weights_y, d, beta)));

@@ -111,7 +111,8 @@ ChaosResult run_chaos_study(const Comm& comm, const Deck& deck, const ChaosStudy
         } else {
           w2 = study.distance == "assignment" ? assignment_w2(x, y, d, SphereCost::geodesic)
                                               : sliced_w2(x, {}, y, wy, d, study.sliced_directions, noise_seed);
-          mmd2 = mmd_squared(x, {}, y, wy, d, study.beta);
+          // O(N M) with the energies of the pair passes, not O((N + M)^2).
+          mmd2 = mmd_squared_from_energies(x, {}, y, wy, d, study.beta, o.energy, ref.energy);
         }
         for (int a = 0; a < d; ++a) mean_err += (o.mean[a] - ref.mean[a]) * (o.mean[a] - ref.mean[a]);
         table[4 * j] = w2 * w2;

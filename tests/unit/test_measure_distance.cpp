@@ -369,3 +369,29 @@ TEST(Mmd, TwoDiracsClosedForm) {
       }
     }
 }
+
+// The O(n m) form with known energies equals the direct sum: energies by a naive double sum in the expm1
+// form, points on S^4, random weights. Both forms carry ~1e-16 e^beta absolute error on an MMD^2 of
+// ~1e-2 e^beta: 1e-11 relative.
+TEST(Mmd, FromEnergiesMatchesTheDirectSum) {
+  const int d = 5, n = 40, m = 60;
+  std::vector<double> x(n * d), y(m * d);
+  sample_uniform_sphere(1700, 0, n, d, x.data());
+  sample_uniform_sphere(1701, 0, m, d, y.data());
+  const auto wx = random_weights(1702, n), wy = random_weights(1703, m);
+  auto energy = [d](const std::vector<double>& p, const std::vector<double>& w, double beta) {
+    double e = 0;
+    for (std::size_t i = 0; i < w.size(); ++i)
+      for (std::size_t j = 0; j < w.size(); ++j) {
+        double dot = 0;
+        for (int a = 0; a < d; ++a) dot += p[i * d + a] * p[j * d + a];
+        e += w[i] * w[j] * -std::exp(beta) * std::expm1(beta * (dot - 1));
+      }
+    return 0.5 * e;
+  };
+  for (double beta : {0.5, 1.0, 4.0}) {
+    const double direct = mmd_squared(x, wx, y, wy, d, beta);
+    const double fast = mmd_squared_from_energies(x, wx, y, wy, d, beta, energy(x, wx, beta), energy(y, wy, beta));
+    EXPECT_NEAR(fast, direct, 1e-11 * direct) << "beta = " << beta;
+  }
+}

@@ -77,6 +77,12 @@ double sliced_w2(std::span<const double> x, std::span<const double> weights_x, s
 // e^beta-sized constants cancel exactly rather than in rounding. May be ~ -1e-16 e^beta when mu ~ nu.
 double mmd_squared(std::span<const double> x, std::span<const double> weights_x, std::span<const double> y,
                    std::span<const double> weights_y, int d, double beta);
+// The same MMD^2 in O(n m) when the energies E_beta(mu) = (1/2) sum_ij a_i a_j (e^beta - e^{beta <x_i, x_j>})
+// and E_beta(nu) are known (a study has them from its distributed pair pass): 2 D(mu, nu) - 2 E_beta(mu)
+// - 2 E_beta(nu) with D(mu, nu) = sum_ij a_i b_j (e^beta - e^{beta <x_i, y_j>}) in the expm1 form.
+double mmd_squared_from_energies(std::span<const double> x, std::span<const double> weights_x,
+                                 std::span<const double> y, std::span<const double> weights_y, int d, double beta,
+                                 double energy_x, double energy_y);
 // sqrt(max(0, mmd_squared)).
 double mmd(std::span<const double> x, std::span<const double> weights_x, std::span<const double> y,
            std::span<const double> weights_y, int d, double beta);
