@@ -66,5 +66,10 @@ expect_error 2 "more than 2\^2 sub-steps" "${mf[@]}" --meanfield.max_refinement=
 expect_error 2 "deck key 'meanfield.cfl' = '0.7'" "${mf[@]}" --meanfield.cfl=0.7
 expect_error 2 "attention style fourier works on the circle" "${mf[@]}" --meanfield.solver=quadrature \
   --attention.style=fourier --model.d=3
+# NaN in the mean-field state (USA overflows at beta = 1000): the partial file says failed.
+expect_error 3 "NaN or Inf in the mean-field state after layer 1" "${mf[@]}" --meanfield.solver=quadrature \
+  --meanfield.points=64 --attention.style=unnormalized --attention.beta=1000 --noise.enabled=false --run.output=nanmf.h5
+[ "$(status_of nanmf.h5.part)" = failed ] || fail "nanmf.h5.part should say failed"
+[ ! -e nanmf.h5 ] || fail "nanmf.h5 must not exist"
 no_complete_file
 echo "bad_input: all cases passed"
