@@ -279,6 +279,8 @@ bool Deck::get_bool(const std::string& name) const {
 
 const std::string& Deck::get_text(const std::string& name) const { return raw(name); }
 
+bool Deck::has(const std::string& name) const { return schema_->find(name) != nullptr; }
+
 std::string Deck::resolved_text() const {
   std::ostringstream s;
   std::string section;

@@ -6,6 +6,7 @@
 
 #include "tokdyn/core/blas.hpp"
 #include "tokdyn/core/error.hpp"
+#include "tokdyn/core/partition.hpp"
 
 namespace tokdyn {
 namespace {
@@ -43,6 +44,12 @@ CircleGridSolver::CircleGridSolver(MPI_Comm comm, const CircleGridParams& params
   TOKDYN_PETSC_CHECK(DMCreateLocalVector(da_, &local_));
   TOKDYN_PETSC_CHECK(VecScatterCreateToAll(rho_, &to_all_, &all_));
   TOKDYN_PETSC_CHECK(DMDAGetCorners(da_, &first_cell_, nullptr, nullptr, &cells_local_, nullptr, nullptr));
+  // Checkpoints store the cells in the block partition of tokdyn; PETSc's default 1-D split is the same.
+  int rank = 0;
+  TOKDYN_MPI_CHECK(MPI_Comm_rank(comm_, &rank));
+  const Partition blocks(m, ranks);
+  if (first_cell_ != blocks.begin(rank) || cells_local_ != blocks.count(rank))
+    throw SystemError("DMDA ownership differs from the block partition of the cells");
   first_face_ = first_cell_ - 1;  // the left face of the first cell is the right face of the one before
   faces_ = cells_local_ + 1;
 
@@ -312,6 +319,29 @@ void CircleGridSolver::gather_measure(std::vector<double>& points, std::vector<d
     points[2 * i + 1] = std::sin(theta);
     masses[i] = rho_all_[i] * width_;
   }
+}
+
+std::vector<double> CircleGridSolver::state() const {
+  const PetscScalar* x = nullptr;
+  TOKDYN_PETSC_CHECK(VecGetArrayRead(rho_, &x));
+  std::vector<double> rows(x, x + cells_local_);
+  TOKDYN_PETSC_CHECK(VecRestoreArrayRead(rho_, &x));
+  return rows;
+}
+
+void CircleGridSolver::restore(const std::vector<double>& rows, std::int64_t counter) {
+  if (static_cast<PetscInt>(rows.size()) != cells_local_) throw SystemError("grid restore: wrong number of cells");
+  PetscScalar* x = nullptr;
+  TOKDYN_PETSC_CHECK(VecGetArray(rho_, &x));
+  std::copy(rows.begin(), rows.end(), x);
+  TOKDYN_PETSC_CHECK(VecRestoreArray(rho_, &x));
+  refinement_ = static_cast<int>(counter);
+}
+
+void CircleGridSolver::resume_snapshots(hid_t group, std::uint64_t rows) {
+  snapshots_ = h5::open_dataset(group, "density");
+  if (h5::dims(snapshots_)[0] < rows) throw InputError("run file holds fewer density snapshots than its checkpoint recorded");
+  h5::set_series_rows(snapshots_, rows);
 }
 
 bool CircleGridSolver::finite() {

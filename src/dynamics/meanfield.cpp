@@ -93,7 +93,10 @@ DeckSchema meanfield_schema() {
   DeckSchema s;
   s.add_text("run.output", "meanfield.h5", "run file (HDF5); written as OUTPUT.part until complete");
   s.add_int("run.seed", 1, "seed of the Brownian path of the common noise (and of random initial points)", 0);
-  s.add_real("run.progress_interval", 10.0, "seconds between progress lines on rank 0", 0.0);
+  s.add_real("run.progress_interval", 10.0, "seconds between progress lines on rank 0", 0.0).run_control = true;
+  s.add_text("run.checkpoint", "", "checkpoint file (default: OUTPUT with .h5 -> .ckpt.h5)").run_control = true;
+  s.add_int("run.checkpoint_every", 0, "checkpoint every c layers (0: only on SIGTERM/SIGUSR1)", 0).run_control = true;
+  s.add_int("run.stop_at_layer", 0, "checkpoint and exit after this layer (0: run to the end)", 0).run_control = true;
   s.add_int("run.tile", 256, "rows per BLAS tile of the exact attention (quadrature)", 1, 1 << 16);
   s.add_int("diagnostics.every", 1, "diagnostics every k layers (and at the last)", 1);
   s.add_int("diagnostics.snapshot_every", 0, "snapshots of the measure every k' layers (0: first and last only)", 0);

@@ -86,6 +86,17 @@ void QuadratureSolver::gather_measure(std::vector<double>& points, std::vector<d
   masses = allgather_rows(comm_, partition_, w_, 1);
 }
 
+void QuadratureSolver::restore(const std::vector<double>& rows, std::int64_t) {
+  if (rows.size() != x_.size()) throw SystemError("quadrature restore: wrong number of points");
+  x_ = rows;
+}
+
+void QuadratureSolver::resume_snapshots(hid_t group, std::uint64_t rows) {
+  snapshots_ = h5::open_dataset(group, "points");
+  if (h5::dims(snapshots_)[0] < rows) throw InputError("run file holds fewer point snapshots than its checkpoint recorded");
+  h5::set_series_rows(snapshots_, rows);
+}
+
 bool QuadratureSolver::finite() {
   int bad = 0;
   for (double v : x_) bad |= std::isfinite(v) ? 0 : 1;

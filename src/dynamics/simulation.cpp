@@ -68,7 +68,7 @@ RunControl run_control_from_deck(const Deck& deck) {
   c.checkpoint_every = deck.get_int("run.checkpoint_every");
   c.stop_at_layer = deck.get_int("run.stop_at_layer");
   c.progress_interval = deck.get_real("run.progress_interval");
-  c.bins = static_cast<int>(deck.get_int("diagnostics.bins"));
+  if (deck.has("diagnostics.bins")) c.bins = static_cast<int>(deck.get_int("diagnostics.bins"));
   c.tile = static_cast<int>(deck.get_int("run.tile"));
   c.beta = deck.get_real("attention.beta");
   return c;

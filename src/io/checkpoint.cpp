@@ -49,6 +49,7 @@ void write_checkpoint(const std::string& path, MPI_Comm comm, const CheckpointIn
     h5::write_attribute(file, "diagnostics_rows", static_cast<std::int64_t>(info.diagnostics_rows));
     h5::write_attribute(file, "snapshot_rows", static_cast<std::int64_t>(info.snapshot_rows));
     h5::write_attribute(file, "ranks", static_cast<std::int64_t>(info.ranks));
+    h5::write_attribute(file, "counter", info.counter);
     h5::Handle x = h5::create_dataset(file, "X", H5T_IEEE_F64LE, {hsize_t(info.n), hsize_t(info.d)});
     h5::write_slab(x, H5T_NATIVE_DOUBLE, x_local, partition.begin(rank), partition.count(rank));
     // "complete" is written last: a checkpoint without it was cut short.
@@ -73,6 +74,7 @@ CheckpointInfo read_checkpoint_info(const std::string& path, MPI_Comm comm) {
   info.diagnostics_rows = h5::read_int_attribute(file, "diagnostics_rows");
   info.snapshot_rows = h5::read_int_attribute(file, "snapshot_rows");
   info.ranks = static_cast<int>(h5::read_int_attribute(file, "ranks"));
+  info.counter = h5::has_attribute(file, "counter") ? h5::read_int_attribute(file, "counter") : 0;
   if (!h5::exists(file, "X")) throw InputError("checkpoint '" + path + "' has no token state X");
   h5::Handle x = h5::open_dataset(file, "X");
   const auto shape = h5::dims(x);

@@ -49,14 +49,16 @@ RunFile RunFile::reopen(const std::string& path, MPI_Comm comm, hsize_t diagnost
   RunFile f(comm);
   TOKDYN_MPI_CHECK(MPI_Comm_rank(comm, &f.rank_));
   f.file_ = h5::open_file(path, comm, true);
-  f.tokens_ = h5::open_group(f.file_, "tokens");
   f.diagnostics_ = h5::open_group(f.file_, "diagnostics");
-  f.snap_x_ = h5::open_dataset(f.tokens_, "X");
-  f.snap_layer_ = h5::open_dataset(f.tokens_, "layer");
-  f.snap_time_ = h5::open_dataset(f.tokens_, "time");
-  if (h5::dims(f.snap_layer_)[0] < snapshot_rows)
-    throw InputError("run file '" + path + "' holds fewer snapshots than its checkpoint recorded");
-  for (hid_t d : {f.snap_x_.id(), f.snap_layer_.id(), f.snap_time_.id()}) h5::set_series_rows(d, snapshot_rows);
+  if (h5::exists(f.file_, "tokens")) {  // a mean-field run keeps its snapshots in its study group
+    f.tokens_ = h5::open_group(f.file_, "tokens");
+    f.snap_x_ = h5::open_dataset(f.tokens_, "X");
+    f.snap_layer_ = h5::open_dataset(f.tokens_, "layer");
+    f.snap_time_ = h5::open_dataset(f.tokens_, "time");
+    if (h5::dims(f.snap_layer_)[0] < snapshot_rows)
+      throw InputError("run file '" + path + "' holds fewer snapshots than its checkpoint recorded");
+    for (hid_t d : {f.snap_x_.id(), f.snap_layer_.id(), f.snap_time_.id()}) h5::set_series_rows(d, snapshot_rows);
+  }
   f.snapshot_rows_ = snapshot_rows;
   // Every 1-D or 2-D series of /diagnostics whose first dimension counts rows; constants stay.
   H5G_info_t info;
@@ -121,7 +123,9 @@ void RunFile::set_diagnostics_attribute(const std::string& name, double value) {
 hid_t RunFile::study_group(const std::string& name) {
   auto it = studies_.find(name);
   if (it != studies_.end()) return it->second;
-  return studies_.emplace(name, h5::create_group(file_, name)).first->second;
+  // A reopened run finds its study group in the file.
+  return studies_.emplace(name, h5::exists(file_, name) ? h5::open_group(file_, name) : h5::create_group(file_, name))
+      .first->second;
 }
 
 void RunFile::set_status(const std::string& status) {

@@ -59,6 +59,8 @@ class Deck {
   double get_real(const std::string& name) const;
   bool get_bool(const std::string& name) const;
   const std::string& get_text(const std::string& name) const;
+  // True when the schema has the key (commands share helpers that read optional keys).
+  bool has(const std::string& name) const;
 
   // INI text with every key of the schema, in schema order.
   std::string resolved_text() const;

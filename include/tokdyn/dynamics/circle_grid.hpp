@@ -49,6 +49,12 @@ class CircleGridSolver final : public MeanFieldSolver {
   bool finite() override;
   void gather_measure(std::vector<double>& points, std::vector<double>& masses) override;
   bool piecewise_constant() const override { return true; }
+  std::int64_t state_rows() const override { return params_.cells; }
+  int state_width() const override { return 1; }
+  std::vector<double> state() const override;
+  void restore(const std::vector<double>& rows, std::int64_t counter) override;
+  std::int64_t counter() const override { return refinement_; }
+  void resume_snapshots(hid_t group, std::uint64_t rows) override;
   void write_snapshot(hid_t group, std::uint64_t row) override;
   std::int64_t size() const override { return params_.cells; }
   std::string size_unit() const override { return "cells"; }

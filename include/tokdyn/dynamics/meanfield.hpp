@@ -59,6 +59,16 @@ class MeanFieldSolver {
   virtual void gather_measure(std::vector<double>& points, std::vector<double>& masses) = 0;
   // True when gather_measure gives the cells of a piecewise-constant density (exact circular W2 of it).
   virtual bool piecewise_constant() const { return false; }
+  // Checkpoints: this rank's state rows [rows of the block partition of state_rows(), state_width()] (grid:
+  // cell densities; points: coordinates), and an integer of the solver's own that a restart needs for the
+  // same bits (the grid's sub-step level). Collective restore.
+  virtual std::int64_t state_rows() const = 0;
+  virtual int state_width() const = 0;
+  virtual std::vector<double> state() const = 0;
+  virtual void restore(const std::vector<double>& rows, std::int64_t counter) = 0;
+  virtual std::int64_t counter() const { return 0; }
+  // A restarted run: the snapshot series of group cut back to `rows` and continued from there.
+  virtual void resume_snapshots(hid_t group, std::uint64_t rows) = 0;
   // Size of the discretisation (cells or points) and its unit, for the progress line.
   virtual std::int64_t size() const = 0;
   virtual std::string size_unit() const = 0;

@@ -38,6 +38,11 @@ class QuadratureSolver final : public MeanFieldSolver {
   MeanFieldObservables observe(double beta) override;
   bool finite() override;
   void gather_measure(std::vector<double>& points, std::vector<double>& masses) override;
+  std::int64_t state_rows() const override { return partition_.n_global; }
+  int state_width() const override { return d_; }
+  std::vector<double> state() const override { return x_; }
+  void restore(const std::vector<double>& rows, std::int64_t counter) override;
+  void resume_snapshots(hid_t group, std::uint64_t rows) override;
   void write_snapshot(hid_t group, std::uint64_t row) override;
   std::int64_t size() const override { return partition_.n_global; }
   std::string size_unit() const override { return "points"; }

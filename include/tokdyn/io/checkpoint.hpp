@@ -22,6 +22,7 @@ struct CheckpointInfo {
   hsize_t diagnostics_rows = 0;
   hsize_t snapshot_rows = 0;
   int ranks = 0;               // of the run that wrote it
+  std::int64_t counter = 0;    // a solver's own integer state (the mean-field grid's sub-step level)
 };
 
 // Collective. x_local: this rank's rows [partition.count(rank), d].
