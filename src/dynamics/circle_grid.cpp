@@ -219,10 +219,14 @@ BrownianPath& CircleGridSolver::path(int refinement) {
 
 double CircleGridSolver::noise_max(int refinement, std::int64_t layer) {
   const std::int64_t n_sub = std::int64_t{1} << refinement, block = std::min(kBlock, n_sub);
+  // The step reuses these dW when they fit (kKeptNoise doubles) instead of drawing them again.
+  kept_ = n_sub * faces_ <= kKeptNoise;
+  if (kept_) kept_noise_.resize(n_sub * faces_);
   double w_max = 0;
   for (std::int64_t s0 = 0; s0 < n_sub; s0 += block) {
     block_noise(refinement, layer * n_sub + s0, block);
     for (double w : dw_block_) w_max = std::max(w_max, std::abs(w));
+    if (kept_) std::copy(dw_block_.begin(), dw_block_.end(), kept_noise_.begin() + s0 * faces_);
   }
   TOKDYN_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &w_max, 1, MPI_DOUBLE, MPI_MAX, comm_));
   return w_max;
@@ -256,8 +260,12 @@ void CircleGridSolver::step(std::int64_t layer) {
   const double h = layer_h / static_cast<double>(n_sub);
   for (std::int64_t s = 0; s < n_sub; ++s) {
     if (field_) {
-      if (s % block == 0) block_noise(r, layer * n_sub + s, block);
-      std::copy_n(dw_block_.begin() + (s % block) * faces_, faces_, dw_.begin());
+      if (kept_) {
+        std::copy_n(kept_noise_.begin() + s * faces_, faces_, dw_.begin());
+      } else {
+        if (s % block == 0) block_noise(r, layer * n_sub + s, block);
+        std::copy_n(dw_block_.begin() + (s % block) * faces_, faces_, dw_.begin());
+      }
     }
     // Stochastic Heun = SSP-RK2 on the transport with this sub-step's noise in both stages:
     // rho~ = rho + A(rho), rho' = (rho + rho~ + A(rho~)) / 2; a convex combination of positive Euler steps.

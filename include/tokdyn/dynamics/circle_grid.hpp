@@ -96,6 +96,9 @@ class CircleGridSolver final : public MeanFieldSolver {
   std::vector<double> psi_;                    // [faces, K, 2] tangential field modes at the faces
   static constexpr std::int64_t kBlock = 64;             // sub-steps per block of the CFL check
   std::vector<double> increments_, dw_block_;  // [kBlock, K, 2], [kBlock, faces]
+  static constexpr std::int64_t kKeptNoise = std::int64_t{1} << 22;  // doubles (32 MiB) of dW kept for the step
+  std::vector<double> kept_noise_;             // [sub-steps, faces] of the accepted refinement
+  bool kept_ = false;
   int refinement_ = 0;                          // r of the last layer
   std::vector<std::unique_ptr<BrownianPath>> paths_;  // by refinement r
   std::vector<double> rho_all_, u_, dw_, k1_, k2_, conv_z_, conv_t_, flux_;
