@@ -103,8 +103,10 @@ int run_meanfield(const Comm& comm, const DeckSchema& schema, const Arguments& a
   comm.print(line);
 
   install_checkpoint_signal_handlers();
+  // Throughput in cell-layers (point-layers) per second: "cells" -> "cell-layers".
+  const std::string unit = solver->size_unit();
   Progress progress(comm, first, layers, control.progress_interval, static_cast<double>(solver->size()),
-                    solver->size_unit());
+                    unit.substr(0, unit.size() - 1) + "-layers");
   for (std::int64_t l = first; l < layers; ++l) {
     solver->step(l);
     const std::int64_t layer = l + 1;
