@@ -25,6 +25,10 @@ enum class Purpose : std::uint64_t {
   lyapunov = 12,    // pair simulations for Lyapunov exponents
   sliced_w2 = 13,   // projection directions of the sliced 2-Wasserstein distance
   initial_density = 14,  // iid tokens from a non-uniform mu_0 (rejection sampling)
+  synthetic_spectrum = 15,     // eigenvalues and upper-triangular entries of synthetic layer matrices
+  synthetic_orthogonal = 16,   // Householder vectors and permutations of synthetic eigenbases
+  synthetic_weights = 17,      // synthetic Q, K (and Gaussian O, V) weights
+  power_tokens = 18,           // random initial tokens of the power-method runs
   test = 1000,      // reserved for tests
 };
 

@@ -1,0 +1,66 @@
+// The attention weights of transformer layers in the power-method spec's orientation
+// (spec power-method.md section 1), and the sources they come from (model files, HDF5, synthetic).
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tokdyn/core/registry.hpp"
+
+namespace tokdyn {
+
+class Deck;
+class DeckSchema;
+
+// One layer: H heads of size d_h, D = H d_h. Q, K, V stacked by rows [D, d] (head h: rows
+// [h d_h, (h+1) d_h)); O = [O_1 ... O_H] [d, D] (head h: columns [h d_h, (h+1) d_h)). Row-major.
+// Layer matrix F = O V = sum_h O_h V_h [d, d].
+struct LayerWeights {
+  int d = 0, heads = 1, head_dim = 0;
+  double score_scale = 1;  // logits score_scale <Q_h x, K_h y>: 1/sqrt(d_h) (GPT-2, BERT, ALBERT), 1 (GPT-Neo)
+  std::vector<double> query, key, value;  // [D, d] each
+  std::vector<double> output;             // [d, D]
+  int width() const { return heads * head_dim; }
+};
+
+// Where a model's layers come from. Every rank opens the source; reads are independent (not
+// collective), so a rank can read only the rows it owns.
+class WeightSource {
+ public:
+  virtual ~WeightSource() = default;
+  virtual int d() const = 0;
+  virtual int heads() const = 0;
+  virtual int head_dim() const = 0;
+  virtual std::int64_t layers() const = 0;
+  // One set of weights for every layer (ALBERT, synthetic shared): layer(t) is the same for all t.
+  virtual bool shared() const = 0;
+  virtual double score_scale() const = 0;
+  // The whole layer t in [0, layers()), on the calling rank alone.
+  virtual LayerWeights layer(std::int64_t t) const = 0;
+  // Rows [begin, end) of O_t [d, D] -> [end - begin, D], and of V_t [D, d] -> [end - begin, d]:
+  // what a rank needs for its row block of F_t without holding the whole layer.
+  virtual std::vector<double> output_rows(std::int64_t t, std::int64_t begin, std::int64_t end) const = 0;
+  virtual std::vector<double> value_rows(std::int64_t t, std::int64_t begin, std::int64_t end) const = 0;
+  // Input embeddings of token ids in the model width d: [ids.size(), d]. InputError naming the source
+  // when it has no embedding or an id is out of range.
+  virtual bool has_embedding() const = 0;
+  virtual std::vector<double> embedding(const std::vector<std::int64_t>& ids) const = 0;
+  // One line for logs and the run file: format, file, shape.
+  virtual std::string describe() const = 0;
+};
+
+// [weights] keys (format, file, prefix, heads, layers, ...) and [synthetic] keys.
+void add_weight_keys(DeckSchema& schema);
+// The deck's weight source (weights.format names a registered format). comm: the ranks that use it.
+std::unique_ptr<WeightSource> weights_from_deck(const Deck& deck, MPI_Comm comm);
+
+using WeightFormatRegistry = Registry<WeightSource, const Deck&, MPI_Comm>;
+// Every weight format, in one list (src/spectral/weight_formats.cpp): gpt2, bert, albert, gpt-neo
+// (safetensors), hdf5 (the project's layout), synthetic (prescribed spectra).
+const WeightFormatRegistry& weight_formats();
+
+}  // namespace tokdyn
