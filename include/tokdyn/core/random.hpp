@@ -29,6 +29,7 @@ enum class Purpose : std::uint64_t {
   synthetic_orthogonal = 16,   // Householder vectors and permutations of synthetic eigenbases
   synthetic_weights = 17,      // synthetic Q, K (and Gaussian O, V) weights
   power_tokens = 18,           // random initial tokens of the power-method runs
+  eigensolver_start = 19,      // start vector of the Krylov–Schur eigen-solves (by global row)
   test = 1000,      // reserved for tests
 };
 
