@@ -16,6 +16,8 @@ const std::vector<Command>& commands() {
        meanfield_schema, run_meanfield},
       {"synchronize", "synchronization by noise (Thm 1.4) over replicas: E[E_beta(t)] against its bound, clusters",
        synchronize_schema, run_synchronize},
+      {"spectrum", "leading eigenpairs of the layer matrices F = O V (SLEPc Krylov-Schur or LAPACK), gap, real plane",
+       spectrum_schema, run_spectrum},
       {"bench", "throughput of the attention and pair-statistics passes (pairs/s, points/s) and of the MLP",
        bench_schema, run_bench},
   };

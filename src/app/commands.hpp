@@ -43,6 +43,8 @@ DeckSchema meanfield_schema();
 int run_meanfield(const Comm& comm, const DeckSchema& schema, const Arguments& args);
 DeckSchema synchronize_schema();
 int run_synchronize(const Comm& comm, const DeckSchema& schema, const Arguments& args);
+DeckSchema spectrum_schema();
+int run_spectrum(const Comm& comm, const DeckSchema& schema, const Arguments& args);
 DeckSchema bench_schema();
 int run_bench(const Comm& comm, const DeckSchema& schema, const Arguments& args);
 

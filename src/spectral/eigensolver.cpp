@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <string>
 
@@ -115,7 +116,7 @@ void finish(MPI_Comm comm, const Partition& rows, int rank, const EigenSettings&
   r.im.resize(r.converged);
   r.residual.resize(r.converged);
   r.right.resize(static_cast<std::size_t>(r.converged) * n);
-  if (s.left) r.left.resize(r.right.size());
+  if (s.left) r.left.resize(r.right.size()), r.left_residual.resize(r.converged);
   r.complex_leading = r.converged > 0 && r.im[0] != 0;
   if (r.complex_leading && r.converged > 1) r.plane = real_plane(comm, n, &r.right[0], &r.right[n]);
   r.gap = spectral_gap(r.re, r.im);
@@ -163,6 +164,29 @@ PetscErrorCode shell_mult_transpose(Mat a, Vec x, Vec y) {
   PetscFunctionReturn(0);
 }
 
+// Progress of a long solve: restarts, converged pairs and the first unconverged error estimate.
+struct Monitor {
+  int rank = 0;
+  double interval = 0, start = 0, last = 0;
+};
+
+PetscErrorCode monitor_progress(EPS eps, PetscInt its, PetscInt nconv, PetscScalar*, PetscScalar*, PetscReal* errest,
+                                PetscInt nest, void* ctx) {
+  PetscFunctionBeginUser;
+  Monitor* m = static_cast<Monitor*>(ctx);
+  const double now = MPI_Wtime();
+  if (m->rank == 0 && now - m->last >= m->interval) {
+    PetscInt nev = 0;
+    PetscCall(EPSGetDimensions(eps, &nev, nullptr, nullptr));
+    const double next = nconv < nest ? errest[nconv] : 0.0;
+    std::printf("  restart %d: %d/%d converged, next error estimate %.2e, %.1f s\n", static_cast<int>(its),
+                static_cast<int>(nconv), static_cast<int>(nev), next, now - m->start);
+    std::fflush(stdout);
+    m->last = now;
+  }
+  PetscFunctionReturn(0);
+}
+
 // Copies this rank's entries of a PETSc vector into out.
 void copy_local(Vec v, std::int64_t n, double* out) {
   const PetscScalar* a = nullptr;
@@ -171,13 +195,12 @@ void copy_local(Vec v, std::int64_t n, double* out) {
   TOKDYN_PETSC_CHECK(VecRestoreArrayRead(v, &a));
 }
 
-// The deck's settings, then the options database (-eps_*), then the solve on a (d x d, ownership rows).
-EigenResult solve_eps(MPI_Comm comm, Mat a, const Partition& rows, const EigenSettings& s) {
+// Right eigenpairs of a (d x d, ownership rows): the deck's settings, then the options database (-eps_*),
+// then the solve. Whole pairs, in the order of `which`, at most nev rows plus the partner of a cut pair.
+EigenResult solve_right(MPI_Comm comm, Mat a, const Partition& rows, const EigenSettings& s) {
   int rank = 0;
   TOKDYN_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   const std::int64_t begin = rows.begin(rank), n = rows.count(rank);
-  if (s.residual) TOKDYN_PETSC_CHECK(MatShift(a, 1.0));
-
   EPS eps = nullptr;
   TOKDYN_PETSC_CHECK(EPSCreate(comm, &eps));
   TOKDYN_PETSC_CHECK(EPSSetOperators(eps, a, nullptr));
@@ -187,7 +210,6 @@ EigenResult solve_eps(MPI_Comm comm, Mat a, const Partition& rows, const EigenSe
   TOKDYN_PETSC_CHECK(EPSSetTolerances(eps, s.tol, s.max_it > 0 ? s.max_it : PETSC_DEFAULT));
   TOKDYN_PETSC_CHECK(EPSSetWhichEigenpairs(
       eps, s.which == Which::largest_real ? EPS_LARGEST_REAL : EPS_LARGEST_MAGNITUDE));
-  if (s.left) TOKDYN_PETSC_CHECK(EPSSetTwoSided(eps, PETSC_TRUE));
   // A start vector keyed by global row: the same Krylov space at any rank count.
   Vec start = nullptr, xr = nullptr, xi = nullptr;
   TOKDYN_PETSC_CHECK(MatCreateVecs(a, &start, nullptr));
@@ -199,6 +221,8 @@ EigenResult solve_eps(MPI_Comm comm, Mat a, const Partition& rows, const EigenSe
     TOKDYN_PETSC_CHECK(VecRestoreArrayWrite(start, &v));
   }
   TOKDYN_PETSC_CHECK(EPSSetInitialSpace(eps, 1, &start));
+  Monitor monitor{rank, s.progress_interval, MPI_Wtime(), MPI_Wtime()};
+  if (s.progress_interval > 0) TOKDYN_PETSC_CHECK(EPSMonitorSet(eps, monitor_progress, &monitor, nullptr));
   TOKDYN_PETSC_CHECK(EPSSetFromOptions(eps));
   TOKDYN_PETSC_CHECK(EPSSolve(eps));
 
@@ -209,8 +233,6 @@ EigenResult solve_eps(MPI_Comm comm, Mat a, const Partition& rows, const EigenSe
   TOKDYN_PETSC_CHECK(EPSGetIterationNumber(eps, &its));
   EPSType type = nullptr;
   TOKDYN_PETSC_CHECK(EPSGetType(eps, &type));
-  PetscBool two_sided = PETSC_FALSE;
-  TOKDYN_PETSC_CHECK(EPSGetTwoSided(eps, &two_sided));
   r.nev = static_cast<int>(nev);
   r.iterations = static_cast<int>(its);
   r.method = type;
@@ -227,32 +249,23 @@ EigenResult solve_eps(MPI_Comm comm, Mat a, const Partition& rows, const EigenSe
 
   TOKDYN_PETSC_CHECK(MatCreateVecs(a, &xr, nullptr));
   TOKDYN_PETSC_CHECK(MatCreateVecs(a, &xi, nullptr));
-  for (const Item& it : kept) r.converged += it.pair ? 2 : 1;  // whole pairs until finish() cuts to nev
+  for (const Item& it : kept) r.converged += it.pair ? 2 : 1;
   r.re.resize(r.converged);
   r.im.resize(r.converged);
   r.residual.resize(r.converged);
   r.right.assign(static_cast<std::size_t>(r.converged) * n, 0.0);
-  if (s.left) r.left.assign(r.right.size(), 0.0);
-  if (s.left && !two_sided)
-    throw InputError("spectrum.left = true needs a two-sided solver (EPS type '" + r.method + "')");
   int k = 0;
   for (const Item& it : kept) {
     PetscScalar kr = 0, ki = 0;
     PetscReal error = 0;
     TOKDYN_PETSC_CHECK(EPSGetEigenpair(eps, it.index, &kr, &ki, xr, xi));
     TOKDYN_PETSC_CHECK(EPSComputeError(eps, it.index, EPS_ERROR_RELATIVE, &error));
-    // SLEPc gives the member with im > 0 first; were it the other, conjugating flips the sign of Im v.
-    const double flip = ki < 0 ? -1.0 : 1.0;
-    auto store = [&](Vec vr, Vec vi, std::vector<double>& out) {
-      copy_local(vr, n, &out[k * n]);
-      if (!it.pair) return;
-      copy_local(vi, n, &out[(k + 1) * n]);
-      for (std::int64_t i = 0; i < n; ++i) out[(k + 1) * n + i] *= flip;
-    };
-    store(xr, xi, r.right);
-    if (s.left) {
-      TOKDYN_PETSC_CHECK(EPSGetLeftEigenvector(eps, it.index, xr, xi));
-      store(xr, xi, r.left);
+    copy_local(xr, n, &r.right[k * n]);
+    if (it.pair) {
+      // SLEPc gives the member with im > 0 first; were it the other, conjugating flips the sign of Im v.
+      copy_local(xi, n, &r.right[(k + 1) * n]);
+      if (ki < 0)
+        for (std::int64_t i = 0; i < n; ++i) r.right[(k + 1) * n + i] *= -1;
     }
     for (int p = 0; p < (it.pair ? 2 : 1); ++p) {
       r.re[k + p] = it.re;
@@ -265,6 +278,50 @@ EigenResult solve_eps(MPI_Comm comm, Mat a, const Partition& rows, const EigenSe
   TOKDYN_PETSC_CHECK(VecDestroy(&xr));
   TOKDYN_PETSC_CHECK(VecDestroy(&start));
   TOKDYN_PETSC_CHECK(EPSDestroy(&eps));
+  return r;
+}
+
+// Right pairs of a, and with s.left the left ones as right eigenvectors of a^T (u^H A = lambda u^H <=>
+// A^T conj(u) = lambda conj(u)): a second solve, because SLEPc 3.18's two-sided Krylov–Schur stops with
+// "Invalid permutation due to a 2x2 block" on complex pairs. Each right pair takes the left pair of the
+// nearest eigenvalue; the kept rows end at the first pair without one (|difference| > 1e-6 |lambda|).
+EigenResult solve_eps(MPI_Comm comm, Mat a, const Partition& rows, const EigenSettings& s) {
+  int rank = 0;
+  TOKDYN_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  const std::int64_t n = rows.count(rank);
+  if (s.residual) TOKDYN_PETSC_CHECK(MatShift(a, 1.0));
+  EigenResult r = solve_right(comm, a, rows, s);
+  if (s.left) {
+    Mat at = nullptr;
+    TOKDYN_PETSC_CHECK(MatCreateTranspose(a, &at));
+    const EigenResult l = solve_right(comm, at, rows, s);
+    TOKDYN_PETSC_CHECK(MatDestroy(&at));
+    r.left.assign(r.right.size(), 0.0);
+    r.left_residual.assign(r.converged, 0.0);
+    std::vector<bool> used(l.converged, false);
+    int kept = 0;
+    for (int k = 0; k < r.converged; ++k) {
+      const bool pair = r.im[k] > 0;
+      int best = -1;
+      double distance = 0;
+      for (int j = 0; j < l.converged; ++j) {
+        if (used[j] || (l.im[j] > 0) != pair || l.im[j] < 0) continue;
+        const double dj = std::hypot(l.re[j] - r.re[k], l.im[j] - r.im[k]);
+        if (best < 0 || dj < distance) best = j, distance = dj;
+      }
+      if (best < 0 || distance > 1e-6 * std::hypot(r.re[k], r.im[k])) break;
+      used[best] = true;
+      for (int p = 0; p < (pair ? 2 : 1); ++p) {
+        // conj: Im u = -Im w.
+        const double sign = p == 0 ? 1.0 : -1.0;
+        for (std::int64_t i = 0; i < n; ++i) r.left[(k + p) * n + i] = sign * l.right[(best + p) * n + i];
+        r.left_residual[k + p] = l.residual[best];
+      }
+      kept = k + (pair ? 2 : 1);
+      if (pair) ++k;
+    }
+    r.converged = kept;
+  }
   finish(comm, rows, rank, s, r.nev, r);
   return r;
 }
@@ -342,6 +399,23 @@ EigenResult eigen_lapack(MPI_Comm comm, const Partition& rows, const std::vector
     if (s.residual)
       for (int i = 0; i < d; ++i) a[static_cast<std::size_t>(i) * d + i] += 1;
     const DenseEigen e = dense_eigen(d, a.data(), s.left);
+    // Left residuals as right ones of A^T: A^T conj(u) = lambda conj(u) (Im rows of pairs negated).
+    DenseEigen conj_left;
+    std::vector<double> at;
+    if (s.left) {
+      conj_left.n = d;
+      conj_left.re = e.re;
+      conj_left.im = e.im;
+      conj_left.right = e.left;
+      for (int k = 0; k + 1 < d; ++k)
+        if (e.im[k] > 0) {
+          for (int i = 0; i < d; ++i) conj_left.right[static_cast<std::size_t>(k + 1) * d + i] *= -1;
+          ++k;
+        }
+      at.resize(a.size());
+      for (int i = 0; i < d; ++i)
+        for (int j = 0; j < d; ++j) at[static_cast<std::size_t>(j) * d + i] = a[static_cast<std::size_t>(i) * d + j];
+    }
     std::vector<Item> items;
     for (int k = 0; k < d; ++k) {
       items.push_back({k, e.im[k] != 0, e.re[k], std::abs(e.im[k]), std::hypot(e.re[k], e.im[k])});
@@ -349,10 +423,12 @@ EigenResult eigen_lapack(MPI_Comm comm, const Partition& rows, const std::vector
     }
     for (const Item& it : leading(items, s.which, s.nev)) {
       const double residual = dense_residual(d, a.data(), e, it.index);
+      const double left_residual = s.left ? dense_residual(d, at.data(), conj_left, it.index) : 0.0;
       for (int p = 0; p < (it.pair ? 2 : 1); ++p, ++kept_rows) {  // whole pairs until finish() cuts to nev
         r.re.push_back(e.re[it.index + p]);
         r.im.push_back(e.im[it.index + p]);
         r.residual.push_back(residual);
+        if (s.left) r.left_residual.push_back(left_residual);
         right.insert(right.end(), &e.right[static_cast<std::size_t>(it.index + p) * d],
                      &e.right[static_cast<std::size_t>(it.index + p + 1) * d]);
         if (s.left)
@@ -370,6 +446,10 @@ EigenResult eigen_lapack(MPI_Comm comm, const Partition& rows, const std::vector
   TOKDYN_MPI_CHECK(MPI_Bcast(r.re.data(), kept_rows, MPI_DOUBLE, 0, comm));
   TOKDYN_MPI_CHECK(MPI_Bcast(r.im.data(), kept_rows, MPI_DOUBLE, 0, comm));
   TOKDYN_MPI_CHECK(MPI_Bcast(r.residual.data(), kept_rows, MPI_DOUBLE, 0, comm));
+  if (s.left) {
+    r.left_residual.resize(kept_rows);
+    TOKDYN_MPI_CHECK(MPI_Bcast(r.left_residual.data(), kept_rows, MPI_DOUBLE, 0, comm));
+  }
   // Each rank keeps its entries of the vector rows.
   auto scatter = [&](std::vector<double>& all, std::vector<double>& out) {
     all.resize(static_cast<std::size_t>(kept_rows) * d);

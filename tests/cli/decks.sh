@@ -12,6 +12,7 @@ for deck in "$SRC"/input/*.ini; do
     synchronize) extra=(--synchronize.replicas=2 --model.N=16 --mlp.width=64 --model.L=100 --run.progress_interval=1000) ;;
     transformer | sde) extra=(--run.progress_interval=1000) ;;
     meanfield) extra=(--model.L=4 --model.T=0.2) ;;
+    spectrum) extra=(--synthetic.d=256 --run.progress_interval=0) ;;
   esac
   start=$(date +%s%N)
   run 2 "$command" "$deck" --run.output="$out" "${extra[@]}" > log.txt || fail "$deck: $(cat log.txt)"

@@ -16,6 +16,7 @@
 #include "tokdyn/spectral/distributed_layer_matrix.hpp"
 #include "tokdyn/spectral/eigensolver.hpp"
 #include "tokdyn/spectral/layer_matrix.hpp"
+#include "tokdyn/spectral/synthetic_weights.hpp"
 
 using namespace tokdyn;
 
@@ -229,6 +230,7 @@ void check_against_dense(const Comm& comm, const Partition& rows, const Matrix& 
       worst = std::max(worst, std::abs(s_ - lambda * std::conj(Complex(ur[j], ui[j]))));
     }
     EXPECT_NEAR(norm, 1.0, 1e-12) << what << " left " << k;
+    EXPECT_LT(r.left_residual[k], 1e-11) << what << " left " << k;
     EXPECT_LT(worst, 1e-9 * std::abs(lambda)) << what << " left " << k;
     if (pair) ++k;
   }
@@ -434,5 +436,45 @@ TEST(Eigensolver, NevSplittingAPairKeepsItsRealPartAndSaysSo) {
     EXPECT_NEAR(r.re[4], 0.2, 1e-10) << r.method;
     EXPECT_NEAR(r.im[4], 1.1, 1e-10) << r.method;
     EXPECT_EQ(r.right.size(), 5 * static_cast<std::size_t>(rows.count(comm.rank())));
+  }
+}
+
+TEST(Eigensolver, SyntheticKindsGiveTheirPrescribedEigenvalues) {
+  // Each kind's leading eigenvalues (outliers well above the bulk) from its distributed F (dense and shell
+  // Krylov-Schur, LAPACK), to 1e-10 relative; layer-varying, so layer 1 differs from layer 0.
+  const Comm comm;
+  for (const std::string kind : {"dominant", "degenerate", "complex", "symmetric"}) {
+    SyntheticSpec spec;
+    spec.kind = kind;
+    spec.d = 90;
+    spec.heads = 3;
+    spec.layers = 2;
+    spec.shared = false;
+    spec.outliers = 6;
+    spec.lambda1 = kind == "dominant" ? -1.3 : 1.3;
+    spec.gap = 0.25;
+    spec.nonnormality = 0.2;
+    const SyntheticWeights source(spec);
+    const int nev = 4;
+    for (std::int64_t t = 0; t < 2; ++t) {
+      const auto want = source.eigenvalues(t);
+      const Partition rows(spec.d, comm.size());
+      const std::vector<double> f = distributed_layer_rows(comm.get(), source, t);
+      const LayerOperator op(comm.get(), source, t, false);
+      EigenSettings s = settings(nev, Which::largest_magnitude);
+      s.left = false;
+      for (const EigenResult& r : {eigen_dense(comm.get(), rows, f, s), eigen_operator(comm.get(), op, s),
+                                   eigen_lapack(comm.get(), rows, f, s)}) {
+        ASSERT_EQ(r.converged, nev) << kind << " " << r.method;
+        for (int k = 0; k < nev; ++k) {
+          EXPECT_NEAR(r.re[k], want[k].real(), 1e-10 * std::abs(want[k])) << kind << " " << r.method << " " << k;
+          EXPECT_NEAR(r.im[k], want[k].imag(), 1e-10 * std::abs(want[k])) << kind << " " << r.method << " " << k;
+        }
+        // The spec's gap from the prescribed values: 1 - |l2|/|l1|, or 1 - |l3|/|l1| for the complex pair.
+        const double g = 1 - std::abs(want[kind == "complex" ? 2 : 1]) / std::abs(want[0]);
+        EXPECT_NEAR(r.gap, g, 1e-10) << kind << " " << r.method;
+        EXPECT_EQ(r.complex_leading, kind == "complex") << kind;
+      }
+    }
   }
 }

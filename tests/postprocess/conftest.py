@@ -1,5 +1,5 @@
 """Fixtures shared by the postprocess tests of the figure scripts (test_paper_figures.py,
-test_synchronization.py): running the module's script and checking a PNG it wrote.
+test_synchronization.py, test_spectrum.py): running the module's script and checking a PNG it wrote.
 
 A test module using them sets SCRIPT (the path of its postprocess/ script), TIMEOUT (seconds a run
 may take), PNG_MIN_SHAPE (the least (height, width) in pixels of its figures) and, for real_input,

@@ -19,12 +19,13 @@ struct EigenSettings {
   int nev = 10;                          // eigenpairs wanted (-eps_nev overrides it for Krylov–Schur)
   Which which = Which::largest_magnitude;
   bool residual = false;                 // solve I + F (spec r = 1): eigenvalues 1 + lambda
-  bool left = false;                     // left eigenvectors too (two-sided Krylov–Schur; dgeev's VL)
+  bool left = false;                     // left eigenvectors too (Krylov–Schur on F^T; dgeev's VL)
   bool vectors = true;                   // keep the right (and left) eigenvectors
   // Krylov–Schur: 0 = SLEPc's default. tol: relative residual |F v - lambda v| / |lambda|.
   int ncv = 0, mpd = 0, max_it = 0;
   double tol = 1e-10;
   std::uint64_t seed = 1;                // the start vector (RandomStream, same at any rank count)
+  double progress_interval = 0;          // > 0: a line on rank 0 this often during a Krylov–Schur solve
 };
 
 // Eigenpairs in the order of `which` (decreasing modulus, ties: larger real part; or decreasing real part,
@@ -39,6 +40,7 @@ struct EigenResult {
   std::string residual_definition;
   std::vector<double> right;      // [converged, rows]: this rank's entries of each vector row (vectors)
   std::vector<double> left;       // [converged, rows] when left (u^H F = lambda u^H)
+  std::vector<double> left_residual;  // [converged] when left: the left vectors' relative residuals
   bool complex_leading = false;   // eigenvalue 0 has a nonzero imaginary part
   std::vector<double> plane;      // [2, rows]: orthonormal basis of span(Re v1, Im v1) when complex_leading
   double gap = 0;                 // spectral_gap of the kept eigenvalues (NaN when too few converged)
@@ -55,7 +57,8 @@ double spectral_gap(const std::vector<double>& re, const std::vector<double>& im
 // dense row block f_local [rows.count(rank), d] of F, rows = Partition(d, P) (PETSc's ownership).
 EigenResult eigen_dense(MPI_Comm comm, const Partition& rows, const std::vector<double>& f_local,
                         const EigenSettings& s);
-// The same on the matrix-free operator (its transpose gives the left vectors).
+// The same on the matrix-free operator (its transpose gives the left vectors). With left, both take a
+// second solve on F^T and keep the pairs whose right and left vectors both converged.
 EigenResult eigen_operator(MPI_Comm comm, const LayerOperator& op, const EigenSettings& s);
 // LAPACK dgeev (dense_eigen) of the whole F gathered on rank 0, results broadcast: identical on every
 // rank. Residuals: dense_residual, |F v - lambda v| / (|F|_F |v|).

@@ -1,0 +1,217 @@
+#!/usr/bin/python3
+"""Plot a `tokdyn spectrum` run file: the leading eigenvalues of the layer matrices F_t = O_t V_t.
+
+Usage:
+    spectrum.py RUNFILE [-o OUT.png] [--json SUMMARY.json] [--csv SUMMARY.csv]
+
+Input: /spectrum of a spectrum run: layer [n], eigenvalues_re/eigenvalues_im [n, nev] (NaN beyond
+the converged pairs), converged [n], gap [n], complex_leading [n], residual [n, nev], and the
+attributes solver, operator, which, nev, d, residual (1: the eigenvalues are those of I + F).
+
+Panels:
+    (a) the eigenvalues in the complex plane, coloured by layer, with the unit circle;
+    (b) the spectral gap g_t (spec section 4: 1 - |l2|/|l1|, or 1 - |l3|/|l1| for a complex leading
+        pair) and |lambda_1| per layer, complex leading pairs marked;
+    (c) converged pairs per layer against nev (the solver never claims more than it converged).
+A summary (layers, solver, gap and |lambda_1| ranges, fewest converged, largest residual) is printed
+on stdout, then the paths written (default PNG: RUNFILE with .h5 -> .png).
+--json: layer-by-layer summary (layer, converged, abs_lambda1, arg_lambda1, gap, complex_leading,
+max_residual; NaN written as null) and the run's attributes; --csv: the same per layer, one row each.
+
+Errors (missing file, not HDF5, not a spectrum run, missing dataset) end with a one-line message
+"spectrum.py: error: ..." on stderr and exit status 2.
+"""
+
+import csv
+import json
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tokdyn_h5 import cli_main, open_h5, to_scalar, to_str  # noqa: E402
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
+
+PROG = "spectrum.py"
+DATASETS = ("layer", "eigenvalues_re", "eigenvalues_im", "converged", "gap", "complex_leading", "residual")
+ATTRIBUTES = ("solver", "operator", "which", "nev", "d", "residual")
+
+
+class ResultError(Exception):
+    """A file that cannot be read or is not a spectrum run."""
+
+
+def read_run(path):
+    """Return a dict of the /spectrum datasets (numpy arrays) and attributes of a spectrum run."""
+    with open_h5(path, ResultError) as h5:
+        command = to_str(h5.attrs.get("command", ""))
+        if command != "spectrum":
+            raise ResultError(f"{path}: root attribute 'command' is '{command}', not 'spectrum'")
+        if "spectrum" not in h5:
+            raise ResultError(f"{path}: missing group /spectrum")
+        g = h5["spectrum"]
+        out = {"path": path, "status": to_str(h5.attrs.get("status", ""))}
+        for name in DATASETS:
+            if name not in g:
+                raise ResultError(f"{path}: missing dataset /spectrum/{name}")
+            out[name] = np.asarray(g[name][()])
+        for name in ATTRIBUTES:
+            if name not in g.attrs:
+                raise ResultError(f"{path}: missing attribute /spectrum/{name}")
+        out["attrs"] = {k: (to_str(v) if isinstance(v, (str, bytes)) else to_scalar(v)) for k, v in g.attrs.items()}
+    out["lambda"] = out["eigenvalues_re"].astype(float) + 1j * out["eigenvalues_im"].astype(float)
+    if out["lambda"].ndim != 2 or out["lambda"].shape[0] != out["layer"].shape[0]:
+        raise ResultError(f"{path}: /spectrum/eigenvalues_re has shape {out['lambda'].shape}, "
+                          f"not [{out['layer'].shape[0]}, nev]")
+    return out
+
+
+def layer_summary(r):
+    """Per layer: layer, converged, |lambda_1|, arg lambda_1, gap, complex_leading, max residual."""
+    rows = []
+    for i, t in enumerate(r["layer"]):
+        l1 = r["lambda"][i, 0]
+        res = r["residual"][i]
+        res = res[np.isfinite(res)]
+        rows.append({"layer": int(t), "converged": int(r["converged"][i]),
+                     "abs_lambda1": float(abs(l1)), "arg_lambda1": float(np.angle(l1)),
+                     "gap": float(r["gap"][i]), "complex_leading": bool(r["complex_leading"][i]),
+                     "max_residual": float(res.max()) if res.size else float("nan")})
+    return rows
+
+
+def finite_or_none(x):
+    return x if not (isinstance(x, float) and not np.isfinite(x)) else None
+
+
+def default_output(path):
+    """RUNFILE.h5 -> RUNFILE.png."""
+    return path[:-3] + ".png" if path.endswith(".h5") else path + ".png"
+
+
+def plot(r, rows, out):
+    """Write the three-panel figure of run r to out."""
+    a = r["attrs"]
+    layers = r["layer"]
+    fig, (ax, bx, cx) = plt.subplots(1, 3, figsize=(16, 5), gridspec_kw={"width_ratios": [1.2, 1, 0.8]})
+    cmap = plt.get_cmap("viridis")
+    colours = cmap(np.linspace(0, 1, max(len(layers), 2)))[: len(layers)]
+    theta = np.linspace(0, 2 * np.pi, 400)
+    ax.plot(np.cos(theta), np.sin(theta), color="0.6", lw=0.8, label="unit circle")
+    for i, t in enumerate(layers):
+        lam = r["lambda"][i]
+        lam = lam[np.isfinite(lam)]
+        # Later layers smaller, so layers with the same spectrum stay visible.
+        size = 60 - 45 * i / max(len(layers) - 1, 1)
+        ax.scatter(lam.real, lam.imag, s=size, color=colours[i], label=f"layer {t}" if len(layers) <= 8 else None)
+    if len(layers) > 8:
+        sm = plt.cm.ScalarMappable(cmap=cmap, norm=plt.Normalize(layers.min(), layers.max()))
+        fig.colorbar(sm, ax=ax, label="layer")
+    ax.axhline(0, color="0.85", lw=0.5)
+    ax.axvline(0, color="0.85", lw=0.5)
+    ax.set_aspect("equal", adjustable="datalim")
+    ax.set_xlabel("Re " + ("(1 + lambda)" if a["residual"] else "lambda"))
+    ax.set_ylabel("Im")
+    ax.set_title(f"top {a['nev']} eigenvalues ({a['which']}), d = {a['d']}", fontsize=10)
+    ax.legend(fontsize=7, loc="upper left")
+
+    gap = np.array([row["gap"] for row in rows])
+    l1 = np.array([row["abs_lambda1"] for row in rows])
+    cplx = np.array([row["complex_leading"] for row in rows])
+    bx.plot(layers, gap, "o-", color="tab:blue", label="gap g")
+    if cplx.any():
+        bx.plot(layers[cplx], gap[cplx], "s", mfc="none", mec="tab:red", ms=10, label="complex leading pair")
+    bx.set_xlabel("layer t")
+    bx.set_ylabel("spectral gap g_t", color="tab:blue")
+    top = np.nanmax(gap) if np.isfinite(gap).any() else 1.0
+    bx.set_ylim(0, 1.2 * top if top > 0 else 1.0)
+    bx2 = bx.twinx()
+    bx2.plot(layers, l1, "^--", color="tab:orange", label="|lambda_1|")
+    bx2.set_ylabel("|lambda_1|", color="tab:orange")
+    bx2.set_ylim(0, 1.2 * np.nanmax(l1) if np.isfinite(l1).any() and np.nanmax(l1) > 0 else 1.0)
+    bx2.ticklabel_format(axis="y", useOffset=False)
+    for axis in (bx, cx):
+        axis.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+    bx.legend(fontsize=8, loc="lower left")
+    bx.set_title("gap and leading modulus per layer", fontsize=10)
+
+    conv = np.array([row["converged"] for row in rows])
+    cx.bar(layers, conv, color=np.where(conv < a["nev"], "tab:red", "tab:green"))
+    cx.axhline(a["nev"], color="k", ls="--", lw=1, label=f"nev = {a['nev']}")
+    cx.set_ylim(0, a["nev"] * 1.15 + 0.5)
+    cx.set_xlabel("layer t")
+    cx.set_ylabel("converged pairs")
+    cx.set_title(f"{a['solver']} ({a.get('eps_type', a['solver'])}, {a['operator']})", fontsize=10)
+    cx.legend(fontsize=8, loc="lower right")
+    fig.suptitle(os.path.basename(r["path"]) + (f"  [status {r['status']}]" if r["status"] != "complete" else ""))
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+
+
+def write_json(path, r, rows):
+    attrs = {k: (v.item() if hasattr(v, "item") else v) for k, v in r["attrs"].items()}
+    data = {"file": r["path"], "status": r["status"], "attributes": attrs,
+            "layers": [{k: finite_or_none(v) for k, v in row.items()} for row in rows]}
+    with open(path, "w") as f:
+        json.dump(data, f, indent=2, allow_nan=False)
+
+
+def write_csv(path, rows):
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0].keys()) if rows else ["layer"])
+        writer.writeheader()
+        for row in rows:
+            writer.writerow(row)
+
+
+def summarize(args):
+    """Read the run, print its summary, write the figure (and summaries); return the paths written."""
+    r = read_run(args.runfile)
+    rows = layer_summary(r)
+    if not rows:
+        raise ResultError(f"{args.runfile}: /spectrum holds no layer")
+    a = r["attrs"]
+    gap = np.array([row["gap"] for row in rows])
+    l1 = np.array([row["abs_lambda1"] for row in rows])
+    res = np.array([row["max_residual"] for row in rows])
+    fin = np.isfinite(gap)
+    print(f"{len(rows)} layer(s), d = {a['d']}, nev = {a['nev']}, {a['solver']} on {a['operator']}, {a['which']}"
+          + (", I + F" if a["residual"] else ""))
+    print(f"gap: min {np.min(gap[fin]) if fin.any() else float('nan'):.4g}, "
+          f"median {np.median(gap[fin]) if fin.any() else float('nan'):.4g}, "
+          f"max {np.max(gap[fin]) if fin.any() else float('nan'):.4g}; "
+          f"|lambda_1| in [{np.nanmin(l1):.6g}, {np.nanmax(l1):.6g}]; "
+          f"complex leading in {sum(row['complex_leading'] for row in rows)} layer(s)")
+    print(f"converged: fewest {min(row['converged'] for row in rows)}/{a['nev']}; "
+          f"largest residual {np.nanmax(res) if np.isfinite(res).any() else float('nan'):.2e}")
+    out = args.output or default_output(args.runfile)
+    plot(r, rows, out)
+    written = [out]
+    if args.json:
+        write_json(args.json, r, rows)
+        written.append(args.json)
+    if args.csv:
+        write_csv(args.csv, rows)
+        written.append(args.csv)
+    return written
+
+
+ARGUMENTS = ((("runfile",), {}),
+             (("-o", "--output"), {"help": "PNG to write (default: RUNFILE with .h5 -> .png)"}),
+             (("--json",), {"help": "write a per-layer summary as JSON"}),
+             (("--csv",), {"help": "write a per-layer summary as CSV"}))
+
+
+def main(argv=None):
+    return cli_main(PROG, __doc__, ResultError, ARGUMENTS, summarize, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

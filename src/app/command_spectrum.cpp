@@ -1,0 +1,273 @@
+// tokdyn spectrum: the leading eigenpairs of each layer matrix F_t = O_t V_t (spec power-method sections 1
+// and 4): eigenvalues, residuals, converged count, spectral gap, real plane of a complex pair, eigenvectors.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <sstream>
+#include <string>
+
+#include "commands.hpp"
+#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/progress.hpp"
+#include "tokdyn/dynamics/simulation.hpp"
+#include "tokdyn/io/run_file.hpp"
+#include "tokdyn/spectral/distributed_layer_matrix.hpp"
+#include "tokdyn/spectral/eigensolver.hpp"
+#include "tokdyn/spectral/layer_weights.hpp"
+
+namespace tokdyn {
+namespace {
+
+constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+
+// spectrum.layers: "all", or 0-based indices separated by commas. A shared source has one matrix: its
+// first listed layer stands for all.
+std::vector<std::int64_t> layers_of(const std::string& text, std::int64_t layers, bool shared) {
+  std::vector<std::int64_t> out;
+  if (text == "all") {
+    for (std::int64_t t = 0; t < layers; ++t) out.push_back(t);
+  } else {
+    std::stringstream in(text);
+    std::string item;
+    while (std::getline(in, item, ',')) {
+      std::size_t used = 0;
+      long long t = -1;
+      try {
+        t = std::stoll(item, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == 0 || item.find_first_not_of(" \t", used) != std::string::npos)
+        throw InputError("deck key 'spectrum.layers' = '" + text + "': '" + item +
+                         "' is not a layer index (give all, or 0-based indices separated by commas)");
+      if (t < 0 || t >= layers)
+        throw InputError("deck key 'spectrum.layers' = '" + text + "': layer " + std::to_string(t) +
+                         " is outside [0, " + std::to_string(layers) + ")");
+      out.push_back(t);
+    }
+    if (out.empty()) throw InputError("deck key 'spectrum.layers' is empty (give all, or layer indices)");
+  }
+  if (shared) out.resize(1);
+  return out;
+}
+
+// Row `row` of a series [rows, k, d]: this rank's columns [begin, begin + count) of its k lines, from
+// data [k, count] row-major. Collective.
+void write_columns(hid_t dataset, hsize_t row, hsize_t k, const std::vector<double>& data, hsize_t begin,
+                   hsize_t count) {
+  if (h5::dims(dataset)[0] < row + 1) h5::set_series_rows(dataset, row + 1);
+  h5::Handle file_space = h5::make_space_handle(TOKDYN_H5(H5Dget_space(dataset)));
+  const hsize_t n = std::max<hsize_t>(k * count, 1);  // a rank without columns selects none of one element
+  h5::Handle mem_space = h5::make_space_handle(TOKDYN_H5(H5Screate_simple(1, &n, nullptr)));
+  if (k * count == 0) {
+    TOKDYN_H5(H5Sselect_none(file_space));
+    TOKDYN_H5(H5Sselect_none(mem_space));
+  } else {
+    const hsize_t start[3] = {row, 0, begin}, size[3] = {1, k, count};
+    TOKDYN_H5(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, nullptr, size, nullptr));
+  }
+  h5::Handle dxpl = h5::collective_transfer();
+  TOKDYN_H5(H5Dwrite(dataset, H5T_NATIVE_DOUBLE, mem_space, file_space, dxpl, data.data()));
+}
+
+// [rows, count] vector rows padded with NaN rows to [nev, count].
+std::vector<double> padded(const std::vector<double>& rows, int nev, std::int64_t count) {
+  std::vector<double> out(static_cast<std::size_t>(nev) * count, nan);
+  std::copy(rows.begin(), rows.end(), out.begin());
+  return out;
+}
+
+// The /spectrum series, created once the first solve has fixed nev (-eps_nev may change the deck's).
+struct SpectrumFile {
+  explicit SpectrumFile(hid_t g) : group(g) {}
+  hid_t group;
+  int nev = 0, d = 0;
+  bool vectors = false, left = false;
+  h5::Handle layer, re, im, residual, left_residual, converged, gap, complex_leading, seconds, build_seconds, iterations, right,
+      left_vectors, plane;
+
+  void create(int nev_, int d_, bool vectors_, bool left_) {
+    nev = nev_, d = d_, vectors = vectors_, left = left_;
+    const hsize_t k = static_cast<hsize_t>(nev), n = static_cast<hsize_t>(d);
+    layer = h5::create_series(group, "layer", H5T_STD_I64LE, {});
+    re = h5::create_series(group, "eigenvalues_re", H5T_IEEE_F64LE, {k});
+    im = h5::create_series(group, "eigenvalues_im", H5T_IEEE_F64LE, {k});
+    residual = h5::create_series(group, "residual", H5T_IEEE_F64LE, {k});
+    converged = h5::create_series(group, "converged", H5T_STD_I64LE, {});
+    gap = h5::create_series(group, "gap", H5T_IEEE_F64LE, {});
+    complex_leading = h5::create_series(group, "complex_leading", H5T_STD_I64LE, {});
+    seconds = h5::create_series(group, "seconds", H5T_IEEE_F64LE, {});
+    build_seconds = h5::create_series(group, "build_seconds", H5T_IEEE_F64LE, {});
+    iterations = h5::create_series(group, "iterations", H5T_STD_I64LE, {});
+    plane = h5::create_series(group, "plane", H5T_IEEE_F64LE, {2, n});
+    if (vectors) right = h5::create_series(group, "vectors", H5T_IEEE_F64LE, {k, n});
+    if (left) left_residual = h5::create_series(group, "left_residual", H5T_IEEE_F64LE, {k});
+    if (vectors && left) left_vectors = h5::create_series(group, "left_vectors", H5T_IEEE_F64LE, {k, n});
+  }
+
+  // Collective: row `row` from r (every rank holds the same values; each its entries of the vectors).
+  void write(hsize_t row, std::int64_t t, const EigenResult& r, double total, double build, bool root,
+             const Partition& rows, int rank) {
+    const hsize_t one = root ? 1 : 0, many = root ? static_cast<hsize_t>(nev) : 0;
+    auto scalar_i = [&](hid_t ds, std::int64_t v) { h5::write_series_row(ds, row, H5T_NATIVE_INT64, &v, 0, one); };
+    auto scalar_d = [&](hid_t ds, double v) { h5::write_series_row(ds, row, H5T_NATIVE_DOUBLE, &v, 0, one); };
+    auto values = [&](hid_t ds, const std::vector<double>& v) {
+      const std::vector<double> p = padded(v, nev, 1);
+      h5::write_series_row(ds, row, H5T_NATIVE_DOUBLE, p.data(), 0, many);
+    };
+    scalar_i(layer, t);
+    values(re, r.re);
+    values(im, r.im);
+    values(residual, r.residual);
+    if (left) values(left_residual, r.left_residual);
+    scalar_i(converged, r.converged);
+    scalar_d(gap, r.gap);
+    scalar_i(complex_leading, r.complex_leading ? 1 : 0);
+    scalar_d(seconds, total);
+    scalar_d(build_seconds, build);
+    scalar_i(iterations, r.iterations);
+    const std::int64_t begin = rows.begin(rank), count = rows.count(rank);
+    write_columns(plane, row, 2, r.plane.empty() ? padded({}, 2, count) : r.plane, begin, count);
+    if (vectors) write_columns(right, row, nev, padded(r.right, nev, count), begin, count);
+    if (vectors && left) write_columns(left_vectors, row, nev, padded(r.left, nev, count), begin, count);
+  }
+};
+
+std::string which_name(Which w) { return w == Which::largest_real ? "largest-real" : "largest-magnitude"; }
+
+}  // namespace
+
+DeckSchema spectrum_schema() {
+  DeckSchema s;
+  add_study_run_keys(s, "spectrum.h5");
+  add_weight_keys(s);
+  s.add_int("spectrum.nev", 10, "eigenpairs per layer (a complex pair counts 2; -eps_nev overrides it for SLEPc)", 1);
+  s.add_choice("spectrum.which", "largest-magnitude", {"largest-magnitude", "largest-real"},
+               "which end of the spectrum: largest |lambda| (the power method's) or largest real part");
+  s.add_choice("spectrum.solver", "auto", {"auto", "krylovschur", "lapack"},
+               "krylovschur (SLEPc, -eps_* options honoured), lapack (dgeev of F gathered on rank 0), or auto: "
+               "lapack for d <= spectrum.dense_max, else krylovschur");
+  s.add_choice("spectrum.operator", "dense", {"dense", "shell"},
+               "what Krylov-Schur multiplies by: the dense MPI matrix F (built once, d^2/P per rank) or the "
+               "shell x -> O (V x) (no F; twice the flops per product); lapack always forms F");
+  s.add_bool("spectrum.residual", false, "solve I + F (the residual layer, spec r = 1): eigenvalues 1 + lambda");
+  s.add_bool("spectrum.left", false, "left eigenvectors too (two-sided Krylov-Schur; dgeev's left vectors)");
+  s.add_text("spectrum.layers", "all", "layers to solve: all, or 0-based indices separated by commas "
+             "(shared weights: one solve)");
+  s.add_int("spectrum.ncv", 0, "Krylov-Schur subspace size; 0 = SLEPc's default", 0);
+  s.add_int("spectrum.mpd", 0, "Krylov-Schur maximum projected dimension; 0 = SLEPc's default", 0);
+  s.add_real("spectrum.tol", 1e-10, "Krylov-Schur tolerance on |F v - lambda v| / |lambda|", 0.0, 1.0, true);
+  s.add_int("spectrum.max_it", 0, "Krylov-Schur maximum restarts; 0 = SLEPc's default", 0);
+  s.add_int("spectrum.dense_max", 2048, "solver = auto: the largest d solved by lapack", 0);
+  s.add_bool("spectrum.vectors", true, "store the eigenvectors (/spectrum/vectors [layers, nev, d])");
+  return s;
+}
+
+int run_spectrum(const Comm& comm, const DeckSchema& schema, const Arguments& args) {
+  const Deck deck = Deck::parse(schema, args.request.deck_path, args.request.overrides);
+  const std::unique_ptr<WeightSource> source = weights_from_deck(deck, comm.get());
+  const int d = source->d();
+  std::int64_t total_layers = source->layers();
+  const std::vector<std::int64_t> layers = layers_of(deck.get_text("spectrum.layers"), total_layers, source->shared());
+
+  EigenSettings s;
+  s.nev = static_cast<int>(deck.get_int("spectrum.nev"));
+  s.which = deck.get_text("spectrum.which") == "largest-real" ? Which::largest_real : Which::largest_magnitude;
+  s.residual = deck.get_bool("spectrum.residual");
+  s.left = deck.get_bool("spectrum.left");
+  s.vectors = deck.get_bool("spectrum.vectors");
+  s.ncv = static_cast<int>(deck.get_int("spectrum.ncv"));
+  s.mpd = static_cast<int>(deck.get_int("spectrum.mpd"));
+  s.tol = deck.get_real("spectrum.tol");
+  s.max_it = static_cast<int>(deck.get_int("spectrum.max_it"));
+  s.seed = static_cast<std::uint64_t>(deck.get_int("run.seed"));
+  s.progress_interval = deck.get_real("run.progress_interval");
+  if (s.nev > d)
+    throw InputError("deck key 'spectrum.nev' = " + std::to_string(s.nev) + " exceeds d = " + std::to_string(d));
+  std::string solver = deck.get_text("spectrum.solver");
+  if (solver == "auto") solver = d <= deck.get_int("spectrum.dense_max") ? "lapack" : "krylovschur";
+  const std::string& op = deck.get_text("spectrum.operator");
+  if (solver == "krylovschur" && s.ncv > 0 && (s.ncv <= s.nev || s.ncv > d))
+    throw InputError("deck key 'spectrum.ncv' = " + std::to_string(s.ncv) + " must lie in (nev = " +
+                     std::to_string(s.nev) + ", d = " + std::to_string(d) + "]");
+
+  const RunControl control = study_control(deck.get_text("run.output"), args.request);
+  if (args.status) {
+    comm.print(run_status(comm, control));
+    return 0;
+  }
+  if (!prepare_output(comm, control)) return 0;
+
+  char line[512];
+  std::snprintf(line, sizeof line, "tokdyn spectrum: %s; %zu layer%s of %lld%s; %s%s, nev %d, %s%s, on %d rank%s",
+                source->describe().c_str(), layers.size(), layers.size() == 1 ? "" : "s",
+                static_cast<long long>(total_layers), source->shared() ? " (shared weights: one solve)" : "",
+                solver.c_str(), solver == "krylovschur" ? (" (" + op + ")").c_str() : "", s.nev,
+                which_name(s.which).c_str(), s.residual ? ", I + F" : "", comm.size(), comm.size() == 1 ? "" : "s");
+  comm.print(line);
+
+  RunInfo info{"spectrum", deck.resolved_text(), s.seed, 0, d};
+  RunFile file = RunFile::create(control.partial, comm.get(), info);
+  SpectrumFile out(file.study_group("spectrum"));
+  const Partition rows(d, comm.size());
+  const double start = MPI_Wtime();
+  std::string method, residual_definition;
+  for (std::size_t row = 0; row < layers.size(); ++row) {
+    const std::int64_t t = layers[row];
+    const double t0 = MPI_Wtime();
+    EigenResult r;
+    double build = 0;
+    if (solver == "krylovschur" && op == "shell") {
+      const LayerOperator layer_op(comm.get(), *source, t, s.residual);
+      build = MPI_Wtime() - t0;
+      r = eigen_operator(comm.get(), layer_op, s);
+    } else {
+      const std::vector<double> f = distributed_layer_rows(comm.get(), *source, t);
+      build = MPI_Wtime() - t0;
+      r = solver == "lapack" ? eigen_lapack(comm.get(), rows, f, s) : eigen_dense(comm.get(), rows, f, s);
+    }
+    // Rank 0's clock for every rank: the file and the lines say the same.
+    double times[2] = {MPI_Wtime() - t0, build};
+    TOKDYN_MPI_CHECK(MPI_Bcast(times, 2, MPI_DOUBLE, 0, comm.get()));
+    if (row == 0) {
+      out.create(r.nev, d, s.vectors, s.left);
+      method = r.method;
+      residual_definition = r.residual_definition;
+    }
+    out.write(row, t, r, times[0], times[1], comm.root(), rows, comm.rank());
+    file.flush();
+
+    double worst = 0;
+    for (double e : r.residual) worst = std::max(worst, e);
+    const double l1 = r.converged > 0 ? std::hypot(r.re[0], r.im[0]) : nan;
+    const double elapsed = MPI_Wtime() - start;
+    const double remaining = elapsed / static_cast<double>(row + 1) * static_cast<double>(layers.size() - row - 1);
+    std::string angle;
+    if (r.complex_leading) angle = " (pair, angle " + std::to_string(std::atan2(r.im[0], r.re[0])) + ")";
+    std::snprintf(line, sizeof line,
+                  "layer %lld (%zu/%zu): %d/%d converged, |l1| = %.6g%s, gap = %.4g, max residual %.1e, %.2f s "
+                  "(build %.2f s), elapsed %s, remaining %s",
+                  static_cast<long long>(t), row + 1, layers.size(), r.converged, r.nev, l1, angle.c_str(), r.gap,
+                  worst, times[0], times[1], format_seconds(elapsed).c_str(), format_seconds(remaining).c_str());
+    comm.print(line);
+  }
+
+  const hid_t g = out.group;
+  h5::write_attribute(g, "solver", solver);
+  h5::write_attribute(g, "eps_type", method);
+  h5::write_attribute(g, "operator", solver == "lapack" ? std::string("dense") : op);
+  h5::write_attribute(g, "which", which_name(s.which));
+  h5::write_attribute(g, "nev", static_cast<std::int64_t>(out.nev));
+  h5::write_attribute(g, "d", static_cast<std::int64_t>(d));
+  h5::write_attribute(g, "residual", static_cast<std::int64_t>(s.residual));
+  h5::write_attribute(g, "tol", s.tol);
+  h5::write_attribute(g, "shared", static_cast<std::int64_t>(source->shared()));
+  h5::write_attribute(g, "layers_total", total_layers);
+  h5::write_attribute(g, "source", source->describe());
+  h5::write_attribute(g, "residual_definition", residual_definition);
+  complete_study(comm, control, file);
+  return 0;
+}
+
+}  // namespace tokdyn
