@@ -148,11 +148,12 @@ DeckSchema spectrum_schema() {
   s.add_choice("spectrum.solver", "auto", {"auto", "krylovschur", "lapack"},
                "krylovschur (SLEPc, -eps_* options honoured), lapack (dgeev of F gathered on rank 0), or auto: "
                "lapack for d <= spectrum.dense_max, else krylovschur");
-  s.add_choice("spectrum.operator", "dense", {"dense", "shell"},
-               "what Krylov-Schur multiplies by: the dense MPI matrix F (built once, d^2/P per rank) or the "
-               "shell x -> O (V x) (no F; twice the flops per product); lapack always forms F");
+  s.add_choice("spectrum.operator", "shell", {"shell", "dense"},
+               "what Krylov-Schur multiplies by: the shell x -> O (V x) (no F: 2 d D / P doubles per rank, "
+               "4 d D flops per product) or the dense MPI matrix F (2 d^2 D flops to build, then 2 d^2 per "
+               "product: worth it only for more than about d products); lapack always forms F");
   s.add_bool("spectrum.residual", false, "solve I + F (the residual layer, spec r = 1): eigenvalues 1 + lambda");
-  s.add_bool("spectrum.left", false, "left eigenvectors too (two-sided Krylov-Schur; dgeev's left vectors)");
+  s.add_bool("spectrum.left", false, "left eigenvectors too (Krylov-Schur: a second solve on F^T; lapack: dgeev's)");
   s.add_text("spectrum.layers", "all", "layers to solve: all, or 0-based indices separated by commas "
              "(shared weights: one solve)");
   s.add_int("spectrum.ncv", 0, "Krylov-Schur subspace size; 0 = SLEPc's default", 0);
@@ -223,9 +224,10 @@ int run_spectrum(const Comm& comm, const DeckSchema& schema, const Arguments& ar
       build = MPI_Wtime() - t0;
       r = eigen_operator(comm.get(), layer_op, s);
     } else {
-      const std::vector<double> f = distributed_layer_rows(comm.get(), *source, t);
+      std::vector<double> f = distributed_layer_rows(comm.get(), *source, t);
       build = MPI_Wtime() - t0;
-      r = solver == "lapack" ? eigen_lapack(comm.get(), rows, f, s) : eigen_dense(comm.get(), rows, f, s);
+      r = solver == "lapack" ? eigen_lapack(comm.get(), rows, std::move(f), s)
+                             : eigen_dense(comm.get(), rows, std::move(f), s);
     }
     // Rank 0's clock for every rank: the file and the lines say the same.
     double times[2] = {MPI_Wtime() - t0, build};

@@ -335,8 +335,7 @@ double spectral_gap(const std::vector<double>& re, const std::vector<double>& im
   return l1 > 0 ? 1 - std::hypot(re[next], im[next]) / l1 : std::numeric_limits<double>::quiet_NaN();
 }
 
-EigenResult eigen_dense(MPI_Comm comm, const Partition& rows, const std::vector<double>& f_local,
-                        const EigenSettings& s) {
+EigenResult eigen_dense(MPI_Comm comm, const Partition& rows, std::vector<double> f_local, const EigenSettings& s) {
   int rank = 0;
   TOKDYN_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   const std::int64_t n = rows.count(rank), d = rows.n_global;
@@ -349,6 +348,7 @@ EigenResult eigen_dense(MPI_Comm comm, const Partition& rows, const std::vector<
   // PETSc keeps the local rows column-major: m[j lda + i] = F[begin + i, j].
   for (std::int64_t i = 0; i < n; ++i)
     for (std::int64_t j = 0; j < d; ++j) m[j * lda + i] = f_local[i * d + j];
+  f_local = {};
   TOKDYN_PETSC_CHECK(MatDenseRestoreArrayWrite(a, &m));
   TOKDYN_PETSC_CHECK(MatAssemblyBegin(a, MAT_FINAL_ASSEMBLY));
   TOKDYN_PETSC_CHECK(MatAssemblyEnd(a, MAT_FINAL_ASSEMBLY));
@@ -374,8 +374,7 @@ EigenResult eigen_operator(MPI_Comm comm, const LayerOperator& op, const EigenSe
   return r;
 }
 
-EigenResult eigen_lapack(MPI_Comm comm, const Partition& rows, const std::vector<double>& f_local,
-                         const EigenSettings& s) {
+EigenResult eigen_lapack(MPI_Comm comm, const Partition& rows, std::vector<double> f_local, const EigenSettings& s) {
   int rank = 0;
   TOKDYN_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   const std::int64_t n = rows.count(rank);
@@ -394,6 +393,7 @@ EigenResult eigen_lapack(MPI_Comm comm, const Partition& rows, const std::vector
   std::vector<double> a(rank == 0 ? static_cast<std::size_t>(d) * d : 0), right, left;  // [d, d], [kept, d]
   TOKDYN_MPI_CHECK(MPI_Gatherv(f_local.data(), counts[rank], MPI_DOUBLE, a.data(), counts.data(), displs.data(),
                                MPI_DOUBLE, 0, comm));
+  f_local = {};
   int kept_rows = 0;
   if (rank == 0) {
     if (s.residual)

@@ -31,10 +31,10 @@ struct EigenSettings {
 // Eigenpairs in the order of `which` (decreasing modulus, ties: larger real part; or decreasing real part,
 // ties: larger modulus); a complex pair sits at k, k + 1 with im[k] > 0 and vector rows Re v, Im v (as
 // dense_eigen), cut to Re v alone when nev splits it. Vectors have unit 2-norm and a fixed phase: the
-// component of largest modulus (lowest index on a tie) is real and positive.
+// component of largest modulus (the lowest index among those within 1e-8 of it) is real and positive.
 struct EigenResult {
   int nev = 0;                    // requested (after -eps_nev)
-  int converged = 0;              // pairs kept, <= nev: never more than the solver converged
+  int converged = 0;              // eigenvalues kept (a pair counts 2), <= nev: only converged ones
   std::vector<double> re, im;     // [converged]
   std::vector<double> residual;   // [converged]: relative residual norms (see residual_definition)
   std::string residual_definition;
@@ -54,15 +54,14 @@ struct EigenResult {
 double spectral_gap(const std::vector<double>& re, const std::vector<double>& im);
 
 // Krylov–Schur (or the EPS type -eps_type names; EPSSetFromOptions runs after these settings) on the
-// dense row block f_local [rows.count(rank), d] of F, rows = Partition(d, P) (PETSc's ownership).
-EigenResult eigen_dense(MPI_Comm comm, const Partition& rows, const std::vector<double>& f_local,
-                        const EigenSettings& s);
+// dense row block f_local [rows.count(rank), d] of F, rows = Partition(d, P) (PETSc's ownership). f_local
+// is released once PETSc holds its copy (pass it with std::move to keep one copy of F at a time).
+EigenResult eigen_dense(MPI_Comm comm, const Partition& rows, std::vector<double> f_local, const EigenSettings& s);
 // The same on the matrix-free operator (its transpose gives the left vectors). With left, both take a
 // second solve on F^T and keep the pairs whose right and left vectors both converged.
 EigenResult eigen_operator(MPI_Comm comm, const LayerOperator& op, const EigenSettings& s);
 // LAPACK dgeev (dense_eigen) of the whole F gathered on rank 0, results broadcast: identical on every
 // rank. Residuals: dense_residual, |F v - lambda v| / (|F|_F |v|).
-EigenResult eigen_lapack(MPI_Comm comm, const Partition& rows, const std::vector<double>& f_local,
-                         const EigenSettings& s);
+EigenResult eigen_lapack(MPI_Comm comm, const Partition& rows, std::vector<double> f_local, const EigenSettings& s);
 
 }  // namespace tokdyn
