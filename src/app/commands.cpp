@@ -16,6 +16,8 @@ const std::vector<Command>& commands() {
        meanfield_schema, run_meanfield},
       {"synchronize", "synchronization by noise (Thm 1.4) over replicas: E[E_beta(t)] against its bound, clusters",
        synchronize_schema, run_synchronize},
+      {"power", "tokens through power-method layers (spec power-method): alignment with each layer's v_1, steering",
+       power_schema, run_power},
       {"bench", "throughput of the attention and pair-statistics passes (pairs/s, points/s) and of the MLP",
        bench_schema, run_bench},
   };

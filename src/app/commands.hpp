@@ -43,6 +43,8 @@ DeckSchema meanfield_schema();
 int run_meanfield(const Comm& comm, const DeckSchema& schema, const Arguments& args);
 DeckSchema synchronize_schema();
 int run_synchronize(const Comm& comm, const DeckSchema& schema, const Arguments& args);
+DeckSchema power_schema();
+int run_power(const Comm& comm, const DeckSchema& schema, const Arguments& args);
 DeckSchema bench_schema();
 int run_bench(const Comm& comm, const DeckSchema& schema, const Arguments& args);
 

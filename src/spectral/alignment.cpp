@@ -118,7 +118,7 @@ LayerAlignment layer_alignment(MPI_Comm comm, const Partition& partition, const 
   TOKDYN_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   const int d = lead.d;
   const std::int64_t n = partition.count(rank);
-  constexpr int kWidth = 4;  // per token: gamma out, gamma in, misalignment out, phase advance
+  constexpr int kWidth = 5;  // per token: gamma out, gamma in, misalignment out, phase advance, misalignment in
   std::vector<double> local(static_cast<std::size_t>(n) * kWidth);
   for (std::int64_t i = 0; i < n; ++i) {
     const double* xo = after + i * d;
@@ -128,6 +128,7 @@ LayerAlignment layer_alignment(MPI_Comm comm, const Partition& partition, const 
     row[1] = alignment(lead, xi);
     row[2] = misalignment(lead, xo);
     row[3] = lead.pair ? std::remainder(phase(lead, xo) - phase(lead, xi), 2 * std::numbers::pi) : 0.0;
+    row[4] = misalignment(lead, xi);
   }
   const std::vector<double> all = allgather_rows(comm, partition, local, kWidth);
   const std::int64_t N = partition.n_global;
@@ -142,7 +143,7 @@ LayerAlignment layer_alignment(MPI_Comm comm, const Partition& partition, const 
     s.gamma_in_mean += row[1];
     s.sin_mean += row[2];
     rotation += row[3];
-    if (row[0] > row[1]) ++up;
+    if (row[2] < row[4]) ++up;  // the sine fell: gamma grew (resolved below gamma's round-off)
   }
   s.gamma_mean /= N;
   s.gamma_in_mean /= N;
@@ -176,19 +177,22 @@ FinalStateDetector::FinalStateDetector(MPI_Comm comm, const Partition& partition
 
 void FinalStateDetector::observe(const double* before, const double* after) {
   const std::int64_t n = partition_.count(rank_);
-  int ok = 1;
+  int flags[2] = {1, 1};  // every token circulates (in the plane and moving); every token is at rest
   std::vector<double> r(d_);
-  for (std::int64_t i = 0; i < n && ok; ++i) {
+  for (std::int64_t i = 0; i < n; ++i) {
     const double* xo = after + i * d_;
     const double* xi = before + i * d_;
     std::copy(xo, xo + d_, r.begin());
     const double off_plane = orthogonalize(r.data(), plane_.data(), 2, d_) / std::sqrt(dot(xo, xo, d_));
     double moved = 0;
     for (int k = 0; k < d_; ++k) moved += (xo[k] - xi[k]) * (xo[k] - xi[k]);
-    ok = off_plane <= tol_ && std::sqrt(moved) > tol_;
+    const bool moving = std::sqrt(moved) > tol_;
+    if (!(off_plane <= tol_ && moving)) flags[0] = 0;
+    if (moving) flags[1] = 0;
   }
-  TOKDYN_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm_));
-  trailing_ = ok ? trailing_ + 1 : 0;
+  TOKDYN_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, flags, 2, MPI_INT, MPI_MIN, comm_));
+  trailing_ = flags[0] ? trailing_ + 1 : 0;
+  settled_ = flags[1] != 0;
 }
 
 std::string FinalStateDetector::classify(const double* x) const {
@@ -212,6 +216,7 @@ std::string FinalStateDetector::classify(const double* x) const {
     TOKDYN_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &cos_min, 1, MPI_DOUBLE, MPI_MIN, comm_));
     TOKDYN_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &negatives, 1, MPI_INT64_T, MPI_SUM, comm_));
   };
+  if (!settled_) return window_ > 0 && trailing_ >= window_ ? "limit_cycle" : "none";
   double cos_min = 0;
   std::int64_t negatives = 0;
   std::vector<double> sign(n, 1.0);

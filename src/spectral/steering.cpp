@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/core/lapack.hpp"
@@ -63,21 +64,25 @@ TargetAlignment target_alignment(MPI_Comm comm, const Partition& partition, cons
   return {sum / static_cast<double>(partition.n_global), least};
 }
 
-std::vector<SteeringPoint> steering_sweep(MPI_Comm comm, PowerLayer& layer, const LayerWeights& last,
-                                          std::int64_t last_index, const std::vector<double>& x_in,
-                                          const std::vector<double>& u, double lambda1_modulus,
+std::vector<SteeringPoint> steering_sweep(MPI_Comm comm, PowerLayer& layer, const SteeringRun& run,
+                                          const std::vector<double>& x_first, const std::vector<double>& u,
                                           const std::vector<double>& strengths) {
+  if (static_cast<std::int64_t>(run.lambda1_modulus.size()) != run.layers - run.first)
+    throw std::invalid_argument("steering_sweep: one |lambda_1| per steered layer");
   std::vector<SteeringPoint> points;
   std::vector<double> x;
   for (double c : strengths) {
     SteeringPoint p;
     p.strength = c;
-    p.alpha = c * lambda1_modulus;
-    const LayerWeights steered = steer_layer(last, u, p.alpha, &p.value_rank);
-    x = x_in;
-    layer.apply(steered, last_index, x.data());
+    x = x_first;
+    LayerWeights steered;
+    for (std::int64_t t = run.first; t < run.layers; ++t) {
+      p.alpha = c * run.lambda1_modulus[t - run.first];
+      if (t == run.first || !run.shared) steered = steer_layer(run.weights(t), u, p.alpha, &p.value_rank);
+      layer.apply(steered, t, x.data());
+    }
     p.alignment = target_alignment(comm, layer.partition(), x.data(), u);
-    const LeadingDirection lead = leading_direction(last.d, layer_matrix(steered), false);
+    const LeadingDirection lead = leading_direction(steered.d, layer_matrix(steered), false);
     p.lambda1_re = lead.re;
     p.lambda1_im = lead.im;
     p.gap = lead.gap;

@@ -465,7 +465,8 @@ TEST(PowerClaims, SteeringMakesUThePrincipalDirection) {
     const Partition part(n, world.size());
     PowerLayer layer(world.get(), part, d, d, o);
     const std::vector<double> x_in = local_rows(x, part, world.rank(), d);
-    const auto points = steering_sweep(world.get(), layer, w, layers - 1, x_in, u, lead.modulus, {0, 1, 5, 20, 100});
+    const SteeringRun last_only{[&](std::int64_t) { return w; }, layers - 1, layers, true, {lead.modulus}};
+    const auto points = steering_sweep(world.get(), layer, last_only, x_in, u, {0, 1, 5, 20, 100});
     for (const SteeringPoint& p : points)
       if (world.root())
         std::printf("[ measured ] steering %-8s |<u, v_1>| = %.3f, c = %5.1f: alignment mean %.6f min %.6f, "
@@ -484,6 +485,45 @@ TEST(PowerClaims, SteeringMakesUThePrincipalDirection) {
       const double num = std::abs(l1 * uv + a * uv), den = std::sqrt(l1 * l1 + 2 * l1 * a * uv * uv + a * a * uv * uv);
       EXPECT_NEAR(p.alignment.mean, num / den, 1e-9) << "c = " << p.strength;
     }
+  }
+}
+
+TEST(PowerClaims, SteeringEveryLayerAlignsEvenWithAFarTarget) {
+  // A target almost orthogonal to v_1 (|<u, v_1>| = 0.02): one steered layer reaches only the closed-form
+  // alignment ~ c |<u, v_1>| / sqrt(1 + (c <u, v_1>)^2) ~ 0.37 at c = 20, but steering every layer of the shared
+  // model (one output matrix) runs the power method on F' = F + alpha u u^T, whose gap is ~0.95: after 80 layers
+  // the tokens align with v_1(F') (within 1e-3 of u at c = 20) to round-off, for every attention kind.
+  const Comm world;
+  const int d = 8;
+  const Basis basis = nonnormal_basis(d, 31);
+  const Matrix f = prescribed_matrix(d, {1.0, 0.6, 0.2, -0.15, 0.1, 0.05, -0.03, 0.01}, 0, 0, basis);
+  const LayerWeights w = layer_with_matrix(f, d, true, 5);
+  const LeadingDirection lead = leading_direction(d, f, false);
+  std::vector<double> e(d);
+  double ev = 0, ee = 0;
+  for (int a = 0; a < d; ++a) e[a] = std::sin(2.0 + 3 * a), ev += e[a] * lead.eigvec[a];
+  for (int a = 0; a < d; ++a) e[a] -= ev * lead.eigvec[a], ee += e[a] * e[a];
+  std::vector<double> u(d);
+  for (int a = 0; a < d; ++a) u[a] = 0.02 * lead.eigvec[a] + std::sqrt(1 - 0.02 * 0.02) * e[a] / std::sqrt(ee);
+  const std::int64_t n = 40;
+  const int layers = 80;  // unsteered: |1 + lambda_2| / |1 + lambda_1| = 0.8, 0.8^80 ~ 2e-8
+  for (PowerAttention kind : {PowerAttention::identity, PowerAttention::uniform, PowerAttention::softmax}) {
+    PowerLayerOptions o;
+    o.attention = kind;
+    o.residual = true;
+    const Partition part(n, world.size());
+    PowerLayer layer(world.get(), part, d, d, o);
+    const std::vector<double> x0 = local_rows(sphere_tokens(n, d, 3), part, world.rank(), d);
+    const SteeringRun all{[&](std::int64_t) { return w; }, 0, layers, true, std::vector<double>(layers, lead.modulus)};
+    const auto points = steering_sweep(world.get(), layer, all, x0, u, {0, 20});
+    // Unsteered, the tokens end at +-v_1 of I + F (the same v_1): alignment |<u, v_1>|.
+    EXPECT_NEAR(points[0].alignment.mean, 0.02, 1e-6) << power_attention_name(kind);
+    EXPECT_GT(points[1].alignment.min, 0.999) << power_attention_name(kind);
+    EXPECT_NEAR(points[1].alignment.min, points[1].eigvec_alignment, 1e-9);
+    if (world.root())
+      std::printf("[ measured ] steering every layer, %-8s |<u, v_1>| = 0.02, c = 20: alignment min %.6f, "
+                  "|<v_1', u>| %.6f\n",
+                  power_attention_name(kind), points[1].alignment.min, points[1].eigvec_alignment);
   }
 }
 
@@ -510,6 +550,49 @@ TEST(PowerClaims, LayerVaryingGaussianWeightsTiltTowardsEachLayersV1) {
                   residual, rho, gamma_in, gamma_out, random_alignment_baseline(d, false), pairs, layers);
     EXPECT_GT(rho, 0.5) << "residual " << residual;
   }
+}
+
+TEST(PowerAlignment, OrderStatisticsRhoAndRotationOverAllTokens) {
+  // F = diag(2, 1, 0.5, 0.25) has v_1 = e_1: tokens x_i = cos(phi_i) e_1 + sin(phi_i) e_2, phi_i = 0.1 (i + 1),
+  // have gamma_i = cos(phi_i), sorted in reverse index order. N = 10: q1 at position 2.25 of the sorted
+  // values, median 4.5, q3 6.75 (linear interpolation). After: phi halved for even i, times 1.2 for odd i, so
+  // rho = 1/2. The pair F = R(0.3) + diag(0.5, 0.25) moves S-tokens by exactly 0.3 in phase.
+  const Comm world;
+  const int d = 4;
+  const std::int64_t n = 10;
+  const Partition part(n, world.size());
+  std::vector<double> f(d * d, 0.0);
+  f[0] = 2, f[5] = 1, f[10] = 0.5, f[15] = 0.25;
+  const LeadingDirection lead = leading_direction(d, f, false);
+  auto tokens = [&](auto&& angle) {
+    Matrix all(n * d, 0.0);
+    for (std::int64_t i = 0; i < n; ++i) all[i * d] = std::cos(angle(i)), all[i * d + 1] = std::sin(angle(i));
+    return local_rows(all, part, world.rank(), d);
+  };
+  const auto before = tokens([](std::int64_t i) { return 0.1 * (i + 1); });
+  const auto after = tokens([](std::int64_t i) { return 0.1 * (i + 1) * (i % 2 == 0 ? 0.5 : 1.2); });
+  const LayerAlignment s = layer_alignment(world.get(), part, lead, before.data(), before.data());
+  std::vector<double> sorted;
+  double mean = 0;
+  for (std::int64_t i = n - 1; i >= 0; --i) sorted.push_back(std::cos(0.1 * (i + 1))), mean += sorted.back() / n;
+  EXPECT_NEAR(s.gamma_mean, mean, 1e-15);
+  EXPECT_NEAR(s.gamma_q1, sorted[2] + 0.25 * (sorted[3] - sorted[2]), 1e-15);
+  EXPECT_NEAR(s.gamma_median, (sorted[4] + sorted[5]) / 2, 1e-15);
+  EXPECT_NEAR(s.gamma_q3, sorted[6] + 0.75 * (sorted[7] - sorted[6]), 1e-15);
+  EXPECT_EQ(s.rho, 0);  // nothing moved: no token's alignment grew
+  EXPECT_TRUE(std::isnan(s.rotation));
+  EXPECT_EQ(layer_alignment(world.get(), part, lead, before.data(), after.data()).rho, 0.5);
+
+  std::vector<double> g(d * d, 0.0);
+  g[0] = g[5] = std::cos(0.3), g[1] = -std::sin(0.3), g[4] = std::sin(0.3), g[10] = 0.5, g[15] = 0.25;
+  const LeadingDirection pair = leading_direction(d, g, false);
+  std::vector<double> moved(before.size(), 0.0);
+  for (std::size_t i = 0; i < before.size() / d; ++i)
+    for (int a = 0; a < d; ++a)
+      for (int b = 0; b < d; ++b) moved[i * d + a] += g[a * d + b] * before[i * d + b];
+  const LayerAlignment r = layer_alignment(world.get(), part, pair, before.data(), moved.data());
+  EXPECT_NEAR(r.rotation, 0.3, 1e-14);
+  EXPECT_NEAR(r.gamma_mean, 1, 1e-15);
 }
 
 TEST(PowerState, DetectsConsensusBipartiteLimitCycleAndNone) {
@@ -540,6 +623,16 @@ TEST(PowerState, DetectsConsensusBipartiteLimitCycleAndNone) {
   FinalStateDetector cycle(world.get(), part, d, plane, tol, 3);
   for (int t = 0; t < 4; ++t) cycle.observe(circle(0.3 * t).data(), circle(0.3 * (t + 1)).data());
   EXPECT_EQ(cycle.classify(circle(1.2).data()), "limit_cycle");
+  // A cluster rotating in the plane (every token at one point that advances by 0.3): a limit cycle, not consensus.
+  auto cluster = [&](double phi) { return tokens([&](std::int64_t, double* x) { x[0] = std::cos(phi), x[1] = std::sin(phi); }); };
+  FinalStateDetector rotating(world.get(), part, d, plane, tol, 3);
+  for (int t = 0; t < 4; ++t) rotating.observe(cluster(0.3 * t).data(), cluster(0.3 * (t + 1)).data());
+  EXPECT_EQ(rotating.classify(cluster(1.2).data()), "limit_cycle");
+  FinalStateDetector settling(world.get(), part, d, plane, tol, 3);
+  settling.observe(cluster(0.0).data(), cluster(0.3).data());
+  EXPECT_EQ(settling.classify(cluster(0.3).data()), "none");  // still moving, too few layers for a cycle
+  settling.observe(cluster(0.3).data(), cluster(0.3).data());
+  EXPECT_EQ(settling.classify(cluster(0.3).data()), "consensus");
   // Two layers only (< W), or tokens that stopped moving, or left the plane: none.
   FinalStateDetector short_run(world.get(), part, d, plane, tol, 3);
   for (int t = 0; t < 2; ++t) short_run.observe(circle(0.3 * t).data(), circle(0.3 * (t + 1)).data());

@@ -56,7 +56,9 @@ struct LayerAlignment {
                                                                         // interpolation (numpy's default)
   double gamma_in_mean = 0;  // of x(t), against the same v_{1,t}
   double sin_mean = 0;       // mean misalignment of x(t+1)
-  double rho = 0;            // fraction of tokens with gamma(x_i(t+1)) > gamma(x_i(t))
+  // Fraction of tokens with gamma(x_i(t+1)) > gamma(x_i(t)), decided on the sines (misalignment(t+1) <
+  // misalignment(t), the same order) so that it stays meaningful once gamma = 1 to round-off.
+  double rho = 0;
   double rotation = 0;       // pair only (else NaN): mean over tokens of arg(z_i(t+1) / z_i(t)) in (-pi, pi]
 };
 LayerAlignment layer_alignment(MPI_Comm comm, const Partition& partition, const LeadingDirection& lead,
@@ -66,15 +68,16 @@ LayerAlignment layer_alignment(MPI_Comm comm, const Partition& partition, const 
 // E|P_S x| ~ sqrt(pi / (2 d)).
 double random_alignment_baseline(int d, bool plane);
 
-// The final state of a run (definitions adopted; tol in radians, W = window layers):
-//   consensus:   every token within angle tol of the normalised mean m of the tokens;
-//   bipartite:   not consensus; with s_i = sign <x_i, x_0> (x_0 the token of global index 0) and m the
-//                normalised sum of s_i x_i, every token within angle tol of +m or -m, both signs present
+// The final state of a run (definitions adopted; tol in radians, W = window layers). A token "moves" in a
+// layer when |x_i(t+1) - x_i(t)| > tol; the run has "settled" when no token moved in the last layer.
+//   consensus:   settled, and every token within angle tol of the normalised mean m of the tokens;
+//   bipartite:   settled, not consensus; with s_i = sign <x_i, x_0> (x_0 the token of global index 0) and m
+//                the normalised sum of s_i x_i, every token within angle tol of +m or -m, both signs present
 //                (so every |cos(x_i, x_j)| >= cos(2 tol));
-//   limit_cycle: neither; over each of the last W layers every token lies within tol of the plane P of
-//                the last layer (sine of the angle to P <= tol) and moves by more than tol
-//                (|x_i(t+1) - x_i(t)| > tol): it circulates in a plane without converging;
-//   none:        anything else (also when the run has fewer than W layers and no consensus).
+//   limit_cycle: over each of the last W layers every token lies within tol of the plane P of the last layer
+//                (sine of the angle to P <= tol) and moves: it circulates in a plane without converging (a
+//                rotating cluster counts, as in the complex-pair claim);
+//   none:        anything else (also when the run has fewer than W layers and has not settled).
 class FinalStateDetector {
  public:
   // plane: orthonormal [2, d] (LeadingDirection::plane of the last layer).
@@ -93,6 +96,7 @@ class FinalStateDetector {
   std::vector<double> plane_;
   double tol_;
   std::int64_t window_, trailing_ = 0;  // consecutive last layers in the plane and moving
+  bool settled_ = true;                 // no token moved in the last observed layer
 };
 
 }  // namespace tokdyn

@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,19 +31,29 @@ struct TargetAlignment {
 };
 TargetAlignment target_alignment(MPI_Comm comm, const Partition& partition, const double* x, const std::vector<double>& u);
 
-// One strength c of a sweep: alpha = c |lambda_1(F_L)|, the outputs' alignment with u after the steered last
-// layer, and the spectrum of F'_L (lambda_1, the gap 1 - |lambda_2|/|lambda_1| of F'_L, |<v_1(F'_L), u>|).
+// One strength c of a sweep: alpha_t = c |lambda_1(F_t)| for each steered layer t, the outputs' alignment with
+// u after the last layer, and the spectrum of the steered last layer F'_L (lambda_1, its gap
+// 1 - |lambda_2|/|lambda_1|, |<v_1(F'_L), u>|). alpha: the last layer's.
 struct SteeringPoint {
   double strength = 0, alpha = 0;
   TargetAlignment alignment;
   double lambda1_re = 0, lambda1_im = 0, gap = 0, eigvec_alignment = 0;
-  int value_rank = 0;
+  int value_rank = 0;  // of V_L
 };
-// x_in: the input x(L-1) of the last layer (this rank's rows; the same for every c, since only layer L-1 changes);
-// last: its weights, applied by `layer` (collective). lambda1_modulus: |lambda_1(F_L)| of the unsteered layer.
-std::vector<SteeringPoint> steering_sweep(MPI_Comm comm, PowerLayer& layer, const LayerWeights& last,
-                                          std::int64_t last_index, const std::vector<double>& x_in,
-                                          const std::vector<double>& u, double lambda1_modulus,
+
+// Which layers are steered: [first, layers), first = layers - 1 for the spec's construction (the last layer
+// alone); first = 0 steers every layer, which is what perturbing the one output matrix of a shared-weight
+// (ALBERT-like) model does.
+struct SteeringRun {
+  std::function<LayerWeights(std::int64_t)> weights;  // layer t
+  std::int64_t first = 0, layers = 0;
+  bool shared = false;                  // weights(t) is the same for every t: steered once per c
+  std::vector<double> lambda1_modulus;  // |lambda_1(F_t)| for t in [first, layers)
+};
+// x_first: the input x(first) of the first steered layer (this rank's rows; the same for every c). The layers
+// are applied by `layer` (collective).
+std::vector<SteeringPoint> steering_sweep(MPI_Comm comm, PowerLayer& layer, const SteeringRun& run,
+                                          const std::vector<double>& x_first, const std::vector<double>& u,
                                           const std::vector<double>& strengths);
 
 }  // namespace tokdyn
