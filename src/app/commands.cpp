@@ -18,6 +18,7 @@ const std::vector<Command>& commands() {
        synchronize_schema, run_synchronize},
       {"bench", "throughput of the attention and pair-statistics passes (pairs/s, points/s) and of the MLP",
        bench_schema, run_bench},
+      {"weights", "converts model weights (safetensors, synthetic, ...) into tokdyn's HDF5 layout", weights_schema, run_weights},
   };
   return list;
 }

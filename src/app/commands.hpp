@@ -45,5 +45,7 @@ DeckSchema synchronize_schema();
 int run_synchronize(const Comm& comm, const DeckSchema& schema, const Arguments& args);
 DeckSchema bench_schema();
 int run_bench(const Comm& comm, const DeckSchema& schema, const Arguments& args);
+DeckSchema weights_schema();
+int run_weights(const Comm& comm, const DeckSchema& schema, const Arguments& args);
 
 }  // namespace tokdyn
