@@ -20,6 +20,7 @@ const std::vector<Command>& commands() {
        power_schema, run_power},
       {"bench", "throughput of the attention and pair-statistics passes (pairs/s, points/s) and of the MLP",
        bench_schema, run_bench},
+      {"weights", "converts model weights (safetensors, synthetic, ...) into tokdyn's HDF5 layout", weights_schema, run_weights},
   };
   return list;
 }

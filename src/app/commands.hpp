@@ -47,5 +47,7 @@ DeckSchema power_schema();
 int run_power(const Comm& comm, const DeckSchema& schema, const Arguments& args);
 DeckSchema bench_schema();
 int run_bench(const Comm& comm, const DeckSchema& schema, const Arguments& args);
+DeckSchema weights_schema();
+int run_weights(const Comm& comm, const DeckSchema& schema, const Arguments& args);
 
 }  // namespace tokdyn
