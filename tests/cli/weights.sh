@@ -122,4 +122,35 @@ expect_error 2 "weights.heads = 4 but weights file 'w.h5' stores heads = 3" "${s
   --weights.format=hdf5 --weights.heads=4
 expect_error 2 "deck key 'convert.output' is empty" "${st[@]}" --weights.file=gpt2.safetensors --convert.output=
 [ ! -e bad.h5 ] && [ ! -e bad.h5.part ] || fail "a bad input left bad.h5 or bad.h5.part"
+
+# tokdyn power on the model file: tokens from embedding rows, steering towards a token's embedding. The
+# initial tokens are the normalised embedding rows; the same run from the converted HDF5 file is bitwise
+# equal (F32 values convert to double exactly); steering all layers with c = 100 aligns every output with u.
+power=(power --weights.format=gpt2 --weights.file=gpt2.safetensors --weights.heads=3 --power.tokens=embedding
+       --power.token_ids=1,5,7,3,19 --run.snapshot_every=1)
+run 2 "${power[@]}" --run.output=p-st.h5 > out.txt || fail "power on gpt2.safetensors: $(cat out.txt)"
+run 3 "${power[@]/--weights.format=gpt2/--weights.format=hdf5}" --weights.file=w.h5 --run.output=p-h5.h5 > out.txt ||
+  fail "power on w.h5: $(cat out.txt)"
+run 2 "${power[@]}" --steer.target=token:4 --steer.strengths=0,100 --steer.layers=all --run.output=p-steer.h5 \
+  > out.txt || fail "power steering: $(cat out.txt)"
+"$PYTHON" - <<'PY'
+import h5py, numpy as np
+e = np.load("gpt2.npz")["wte.weight"].astype(np.float64)
+with h5py.File("p-st.h5", "r") as a, h5py.File("p-h5.h5", "r") as b:
+    x0 = a["tokens/X"][0]
+    want = e[[1, 5, 7, 3, 19]]
+    want /= np.linalg.norm(want, axis=1, keepdims=True)
+    assert np.abs(x0 - want).max() < 1e-15, np.abs(x0 - want).max()
+    xa, xb = a["tokens/X"][...], b["tokens/X"][...]
+    assert xa.shape == (a["power/layer"].shape[0] + 1, 5, 12), xa.shape
+    # 2 ranks against 3 ranks: round-off only.
+    assert np.abs(xa - xb).max() < 1e-12, np.abs(xa - xb).max()
+with h5py.File("p-steer.h5", "r") as f:
+    s = f["steer"]
+    c, amin = s["strength"][...], s["alignment_min"][...]
+    assert list(c) == [0, 100], c
+    assert amin[1] > 0.99, amin
+    assert amin[0] < 0.99, amin
+    print("power on model weights: start = embeddings, safetensors = hdf5, steering alignment", amin)
+PY
 echo "weights: all cases passed"
