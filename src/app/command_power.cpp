@@ -206,7 +206,6 @@ DeckSchema power_schema() {
   s.add_text("power.token_file", "", "HDF5 file with the initial tokens [N, d] (power.tokens = file)");
   s.add_text("power.token_dataset", "X", "dataset [N, d] in power.token_file");
   s.add_text("power.token_ids", "", "comma list of token ids whose embeddings are the tokens (power.tokens = embedding)");
-  s.add_int("power.layers", 0, "layers L; 0 = the source's count (shared weights: any number)", 0);
   s.add_real("power.tol", 1e-4, "tolerance (radians) of the final-state detection", 0.0, 1.0, true);
   s.add_int("power.window", 10, "layers a limit cycle must persist", 1);
   s.add_text("steer.target", "",
@@ -225,11 +224,8 @@ int run_power(const Comm& comm, const DeckSchema& schema, const Arguments& args)
   const int d = source->d();
   if (d < 2) throw InputError(source->describe() + ": the model width must be at least 2");
   const bool shared = source->shared();
-  std::int64_t layers = deck.get_int("power.layers");
-  if (layers == 0) layers = source->layers();
-  if (!shared && layers > source->layers())
-    throw InputError("power.layers = " + std::to_string(layers) + " exceeds the " + std::to_string(source->layers()) +
-                     " layers of " + source->describe() + " (only shared weights repeat)");
+  // weights.layers chooses how many (the source honours it; shared weights repeat any number of times).
+  const std::int64_t layers = source->layers();
   if (layers < 1) throw InputError(source->describe() + " has no layers");
 
   PowerLayerOptions options;

@@ -15,7 +15,7 @@ print(f"ok: dominant: gamma {gamma[-1]:.12f}, error ratio {ratio:.6f} vs |1+l2|/
 PY
 
 run 2 power "$SRC/input/power-complex.ini" --run.output=complex.h5 > complex.txt || fail "$(cat complex.txt)"
-run 2 power "$SRC/input/power-complex.ini" --run.output=complex-residual.h5 --power.residual=true --power.layers=250 \
+run 2 power "$SRC/input/power-complex.ini" --run.output=complex-residual.h5 --power.residual=true --weights.layers=250 \
   > complex-residual.txt || fail "$(cat complex-residual.txt)"
 check complex.h5 complex-residual.h5 <<'PY'
 import sys, h5py, numpy as np
@@ -64,7 +64,7 @@ print("ok: steering the last layer: " + ", ".join(f"c={a:g}: {b:.5f}" for a, b i
 PY
 
 # 1 vs 3 ranks to 1e-12 (softmax with tiles smaller than a block, causal uniform, the steering sweep); bitwise at 2.
-small=(--power.layers=30 --run.tile=7)
+small=(--weights.layers=30 --run.tile=7)
 for np in 1 3; do
   run $np power "$SRC/input/power-dominant.ini" "${small[@]}" --run.output=dom$np.h5 > /dev/null
   run $np power "$SRC/input/power-random.ini" --power.attention=uniform --power.causal=true --run.output=causal$np.h5 \
@@ -78,7 +78,7 @@ run 2 power "$SRC/input/power-steer.ini" --run.output=steer-again.h5 > /dev/null
 compare steer.h5 steer-again.h5 --tol 0
 
 # Bad input.
-base=(power --power.layers=3)
+base=(power --weights.layers=3)
 expect_error 2 "'power.attention' = 'linear': unknown value" "${base[@]}" --power.attention=linear
 expect_error 2 "power.token_ids needs a model with a token embedding; synthetic .* has none" "${base[@]}" \
   --power.tokens=embedding --power.token_ids=1,2
@@ -106,8 +106,8 @@ expect_error 2 "token file 'missing.h5' is missing or not an HDF5 file" "${base[
   --power.token_file=missing.h5
 expect_error 2 "dataset 'tokens' must be \[N, 64\]" "${base[@]}" --power.tokens=file --power.token_file=targets.h5 \
   --power.token_dataset=tokens
-expect_error 2 "power.layers = 30 exceeds the 24 layers of synthetic random" power "$SRC/input/power-random.ini" \
-  --power.layers=30
+expect_error 2 "weights.layers = 30 exceeds the 24 layer-varying synthetic layers" power "$SRC/input/power-random.ini" \
+  --weights.layers=30
 expect_error 2 "unknown key 'power.foo'" "${base[@]}" --power.foo=1
 for f in *.h5.part; do [ -e "$f" ] && fail "left a partial file $f"; done
 echo "ok: bad input"
