@@ -57,7 +57,7 @@ int run_meanfield(const Comm& comm, const DeckSchema& schema, const Arguments& a
   const std::int64_t every = control.diagnostics_every, snapshot_every = control.snapshot_every;
   const double horizon = deck.get_real("model.T"), beta = control.beta;
   const int d = static_cast<int>(deck.get_int("model.d"));
-  MeanFieldSetup setup{&deck, comm.get()};
+  MeanFieldSetup setup{&deck, comm.get(), std::nullopt};
   auto solver = meanfield_solvers().make(deck.get_text("meanfield.solver"), setup);
   const Partition rows(solver->state_rows(), comm.size());
 

@@ -45,7 +45,11 @@ DeckSchema synchronize_schema();
 int run_synchronize(const Comm& comm, const DeckSchema& schema, const Arguments& args);
 DeckSchema spectrum_schema();
 int run_spectrum(const Comm& comm, const DeckSchema& schema, const Arguments& args);
+DeckSchema power_schema();
+int run_power(const Comm& comm, const DeckSchema& schema, const Arguments& args);
 DeckSchema bench_schema();
 int run_bench(const Comm& comm, const DeckSchema& schema, const Arguments& args);
+DeckSchema weights_schema();
+int run_weights(const Comm& comm, const DeckSchema& schema, const Arguments& args);
 
 }  // namespace tokdyn

@@ -1,16 +1,43 @@
-// The weight formats, in one list, and the [weights] deck keys.
-#include <fstream>
+// Every weight format in one list (the registry weight_formats()), the [weights] deck keys, and
+// weights_from_deck: the one way a command gets its layers.
+#include <unistd.h>
+
+#include <filesystem>
 
 #include "tokdyn/core/deck.hpp"
 #include "tokdyn/core/error.hpp"
+#include "tokdyn/spectral/hdf5_weights.hpp"
 #include "tokdyn/spectral/layer_weights.hpp"
+#include "tokdyn/spectral/model_weights.hpp"
 #include "tokdyn/spectral/synthetic_weights.hpp"
 
 namespace tokdyn {
-
 namespace {
 
-std::unique_ptr<WeightSource> make_synthetic(const Deck& deck, MPI_Comm) {
+// weights.file of a format that reads one: set, an existing regular file, readable.
+std::string weights_file(const Deck& deck) {
+  const std::string path = deck.get_text("weights.file");
+  const std::string format = deck.get_text("weights.format");
+  if (path.empty()) throw InputError("weights.format = " + format + " needs weights.file");
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) throw InputError("weights file '" + path + "' (weights.file) does not exist");
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw InputError("weights file '" + path + "' (weights.file) is not a regular file");
+  if (::access(path.c_str(), R_OK) != 0) throw InputError("weights file '" + path + "' (weights.file) is not readable");
+  return path;
+}
+
+std::unique_ptr<WeightSource> safetensors_model(const std::string& model, const Deck& deck) {
+  ModelWeightsOptions o;
+  o.model = model;
+  o.path = weights_file(deck);
+  o.prefix = deck.get_text("weights.prefix");
+  o.heads = static_cast<int>(deck.get_int("weights.heads"));
+  o.layers = deck.get_int("weights.layers");
+  return open_model_weights(o);
+}
+
+std::unique_ptr<WeightSource> synthetic(const Deck& deck) {
   SyntheticSpec spec = synthetic_spec_from_deck(deck);
   const std::int64_t layers = deck.get_int("weights.layers");
   if (layers > 0) {
@@ -19,43 +46,58 @@ std::unique_ptr<WeightSource> make_synthetic(const Deck& deck, MPI_Comm) {
                        " layer-varying synthetic layers (synthetic.layers)");
     spec.layers = layers;
   }
+  const std::int64_t heads = deck.get_int("weights.heads");
+  if (heads > 0 && heads != spec.heads)
+    throw InputError("weights.heads = " + std::to_string(heads) + " disagrees with synthetic.heads = " +
+                     std::to_string(spec.heads));
   return std::make_unique<SyntheticWeights>(spec);
 }
 
 }  // namespace
 
+void add_weight_keys(DeckSchema& s) {
+  s.add_text("weights.format", "synthetic",
+             "weight format: gpt2, bert, albert, gpt-neo (safetensors files), hdf5 (tokdyn's layout, from "
+             "`tokdyn weights`), synthetic (prescribed spectra, no file)");
+  s.add_text("weights.file", "", "the safetensors or HDF5 weights file (every format but synthetic)");
+  s.add_text("weights.prefix", "auto",
+             "key prefix of a safetensors model: auto = none, or the model's usual one (transformer., bert., "
+             "albert.) when the bare names are absent; any other value as given (empty: none)");
+  s.add_int("weights.heads", 0, "heads H; 0 = the source's own (safetensors files do not store it: set it)", 0,
+            1 << 24);
+  s.add_int("weights.layers", 0, "layers to use; 0 = all the source has (ALBERT: 12 applications of its shared layer)",
+            0, std::int64_t(1) << 40);
+  add_synthetic_keys(s);
+}
+
 const WeightFormatRegistry& weight_formats() {
   static const WeightFormatRegistry registry = [] {
     WeightFormatRegistry r("weight format");
-    r.add("synthetic", "synthetic layers with a prescribed spectrum ([synthetic] keys)", make_synthetic);
+    for (const char* model : {"gpt2", "bert", "albert", "gpt-neo"})
+      r.add(model, std::string(model) + " safetensors file (HuggingFace names, optional prefix)",
+            [model](const Deck& deck, MPI_Comm) { return safetensors_model(model, deck); });
+    r.add("hdf5", "tokdyn's HDF5 layout (/weights/query, key, value, output, embedding)",
+          [](const Deck& deck, MPI_Comm) {
+            return open_hdf5_weights(weights_file(deck), static_cast<int>(deck.get_int("weights.heads")),
+                                     deck.get_int("weights.layers"));
+          });
+    r.add("synthetic", "synthetic layers with a prescribed spectrum ([synthetic] keys)",
+          [](const Deck& deck, MPI_Comm) { return synthetic(deck); });
     return r;
   }();
   return registry;
 }
 
-void add_weight_keys(DeckSchema& s) {
-  s.add_text("weights.format", "synthetic",
-             "weight format: gpt2, bert, albert, gpt-neo (safetensors), hdf5 (tokdyn's layout), synthetic");
-  s.add_text("weights.file", "", "safetensors or HDF5 weights file (every format but synthetic)");
-  s.add_text("weights.prefix", "auto",
-             "key prefix of a safetensors model: auto (none, or the model's usual one), or the prefix itself");
-  s.add_int("weights.heads", 0, "heads H; 0 = the source's own (safetensors files need it given)", 0);
-  s.add_int("weights.layers", 0, "layers used; 0 = all the source has (ALBERT: 12 applications)", 0);
-  add_synthetic_keys(s);
-}
-
 std::unique_ptr<WeightSource> weights_from_deck(const Deck& deck, MPI_Comm comm) {
-  const std::string& format = deck.get_text("weights.format");
-  if (format != "synthetic") {
-    const std::string& file = deck.get_text("weights.file");
-    if (file.empty()) throw InputError("weights.format = " + format + " needs weights.file");
-    if (!std::ifstream(file).good()) throw InputError("weights.file '" + file + "' cannot be opened");
+  // Every rank opens the source itself; a problem any rank sees stops all of them with its message.
+  std::unique_ptr<WeightSource> source;
+  std::string problem;
+  try {
+    source = weight_formats().make(deck.get_text("weights.format"), deck, comm);
+  } catch (const InputError& e) {
+    problem = e.what();
   }
-  std::unique_ptr<WeightSource> source = weight_formats().make(format, deck, comm);
-  const std::int64_t heads = deck.get_int("weights.heads");
-  if (heads > 0 && source->heads() != heads)
-    throw InputError("weights.heads = " + std::to_string(heads) + " disagrees with the " +
-                     std::to_string(source->heads()) + " heads of " + source->describe());
+  require_all(comm, problem.empty(), problem);
   return source;
 }
 

@@ -27,7 +27,7 @@ Deck circle_deck(std::vector<std::string> overrides) {
 }
 
 std::unique_ptr<MeanFieldSolver> solve(const Deck& deck, MPI_Comm comm) {
-  auto solver = meanfield_solvers().make(deck.get_text("meanfield.solver"), MeanFieldSetup{&deck, comm});
+  auto solver = meanfield_solvers().make(deck.get_text("meanfield.solver"), MeanFieldSetup{&deck, comm, std::nullopt});
   for (std::int64_t l = 0; l < deck.get_int("model.L"); ++l) solver->step(l);
   return solver;
 }
@@ -44,7 +44,7 @@ std::vector<double> grid_density(const Deck& deck, MPI_Comm comm) {
 TEST(MeanFieldGrid, ConservesMassAndStaysPositiveWithNoise) {
   const Comm comm;
   const Deck deck = circle_deck({"--meanfield.cells=64", "--model.L=4", "--model.T=0.2", "--meanfield.amplitude=1"});
-  auto solver = meanfield_solvers().make("grid", MeanFieldSetup{&deck, comm.get()});
+  auto solver = meanfield_solvers().make("grid", MeanFieldSetup{&deck, comm.get(), std::nullopt});
   for (std::int64_t l = 0; l < 4; ++l) {
     solver->step(l);
     const MeanFieldObservables o = solver->observe(1.0);

@@ -1,4 +1,4 @@
-// Dense LAPACK eigensolvers (from the OpenBLAS build), with checked return codes.
+// Dense LAPACK eigensolvers and least squares (from the OpenBLAS build), with checked return codes.
 #pragma once
 
 #include <vector>
@@ -16,5 +16,10 @@ double symmetric_sqrt(int n, const double* a, double* root);
 // Symmetric tridiagonal matrix (diag [n], off [n-1]): eigenvalues (ascending) replace diag; the first
 // component of each normalised eigenvector goes to first [n].
 void tridiagonal_eigensolve(int n, double* diag, double* off, double* first);
+
+// Minimum-norm least-squares solution x [n] of min |A x - b|, A [m, n] row-major, b [m] (LAPACK dgelsd,
+// by the SVD): x = pinv(A) b. Singular values below rcond * s_max count as zero (rcond < 0: machine
+// precision). Returns the effective rank of A.
+int least_squares(int m, int n, const double* a, const double* b, double* x, double rcond = -1);
 
 }  // namespace tokdyn

@@ -49,6 +49,8 @@ class WeightSource {
   // when it has no embedding or an id is out of range.
   virtual bool has_embedding() const = 0;
   virtual std::vector<double> embedding(const std::vector<std::int64_t>& ids) const = 0;
+  // Rows of the embedding table (valid ids are [0, vocab_size())); 0 when there is no embedding.
+  virtual std::int64_t vocab_size() const { return 0; }
   // One line for logs and the run file: format, file, shape.
   virtual std::string describe() const = 0;
 };

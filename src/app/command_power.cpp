@@ -1,0 +1,421 @@
+// tokdyn power: tokens through the simplified layers of spec power-method section 2 (one power-method step
+// each), their alignment with every layer's leading eigenvector, the final state, and a steering sweep.
+// A study without checkpoints: a forward pass of L layers takes seconds to minutes, and its cost is the
+// per-layer spectrum (dgeev) and attention, not something a restart would save.
+#include <cmath>
+#include <cstdio>
+#include <optional>
+#include <sstream>
+#include <string>
+
+#include "commands.hpp"
+#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/random.hpp"
+#include "tokdyn/diagnostics/fit.hpp"
+#include "tokdyn/dynamics/simulation.hpp"
+#include "tokdyn/io/hdf5.hpp"
+#include "tokdyn/io/run_file.hpp"
+#include "tokdyn/io/token_file.hpp"
+#include "tokdyn/spectral/alignment.hpp"
+#include "tokdyn/spectral/dense_eigen.hpp"
+#include "tokdyn/spectral/layer_matrix.hpp"
+#include "tokdyn/spectral/layer_weights.hpp"
+#include "tokdyn/spectral/power_layer.hpp"
+#include "tokdyn/spectral/steering.hpp"
+#include "tokdyn/sphere/sphere.hpp"
+
+namespace tokdyn {
+namespace {
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::stringstream s(text);
+  std::string item;
+  while (std::getline(s, item, ',')) {
+    const auto b = item.find_first_not_of(" \t"), e = item.find_last_not_of(" \t");
+    items.push_back(b == std::string::npos ? std::string() : item.substr(b, e - b + 1));
+  }
+  return items;
+}
+
+std::vector<std::int64_t> parse_ids(const std::string& text, const std::string& key) {
+  std::vector<std::int64_t> ids;
+  for (const std::string& item : split_list(text)) {
+    std::size_t used = 0;
+    long long v = -1;
+    try {
+      v = std::stoll(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size() || v < 0)
+      throw InputError("deck key '" + key + "': '" + item + "' is not a token id (a non-negative integer)");
+    ids.push_back(v);
+  }
+  return ids;
+}
+
+std::vector<double> parse_reals(const std::string& text, const std::string& key) {
+  std::vector<double> values;
+  for (const std::string& item : split_list(text)) {
+    std::size_t used = 0;
+    double v = NAN;
+    try {
+      v = std::stod(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size() || !std::isfinite(v) || v < 0)
+      throw InputError("deck key '" + key + "': '" + item + "' is not a finite non-negative number");
+    values.push_back(v);
+  }
+  return values;
+}
+
+// The rows [N, d] of a token file, read after checking its shape against the model width.
+std::vector<double> file_tokens(const std::string& path, const std::string& dataset, const Comm& comm, int d,
+                                Partition& partition) {
+  if (path.empty()) throw InputError("power.tokens = file needs power.token_file");
+  int readable = comm.root() ? h5::is_hdf5_file(path) : 0;
+  TOKDYN_MPI_CHECK(MPI_Bcast(&readable, 1, MPI_INT, 0, comm.get()));
+  if (!readable) throw InputError("token file '" + path + "' is missing or not an HDF5 file");
+  std::vector<hsize_t> shape;
+  {
+    h5::Handle f = h5::open_file(path, comm.get(), false);
+    if (!h5::exists(f, dataset)) throw InputError("token file '" + path + "' has no dataset '" + dataset + "'");
+    h5::Handle data = h5::open_dataset(f, dataset);
+    shape = h5::dims(data);
+  }
+  if (shape.size() != 2 || shape[1] != hsize_t(d) || shape[0] == 0)
+    throw InputError("token file '" + path + "': dataset '" + dataset + "' must be [N, " + std::to_string(d) +
+                     "] (N tokens of the model width d = " + std::to_string(d) + ")");
+  partition = Partition(static_cast<std::int64_t>(shape[0]), comm.size());
+  std::vector<double> x(partition.count(comm.rank()) * d);
+  read_initial_tokens(path, dataset, comm.get(), partition, d, x.data());
+  return x;
+}
+
+// This rank's initial tokens [n_local, d], on the unit sphere; partition set to their number.
+std::vector<double> initial_power_tokens(const Deck& deck, const Comm& comm, const WeightSource& source, int d,
+                                         Partition& partition) {
+  const std::string& kind = deck.get_text("power.tokens");
+  if (kind == "file") return file_tokens(deck.get_text("power.token_file"), deck.get_text("power.token_dataset"), comm, d,
+                                         partition);
+  if (kind == "embedding") {
+    const std::vector<std::int64_t> ids = parse_ids(deck.get_text("power.token_ids"), "power.token_ids");
+    if (ids.empty()) throw InputError("power.tokens = embedding needs power.token_ids (a comma list of token ids)");
+    if (!source.has_embedding())
+      throw InputError("power.token_ids needs a model with a token embedding; " + source.describe() + " has none");
+    partition = Partition(static_cast<std::int64_t>(ids.size()), comm.size());
+    const std::int64_t begin = partition.begin(comm.rank()), n = partition.count(comm.rank());
+    std::vector<double> x =
+        n > 0 ? source.embedding(std::vector<std::int64_t>(ids.begin() + begin, ids.begin() + begin + n))
+              : std::vector<double>();
+    std::int64_t bad = -1;
+    for (std::int64_t i = 0; i < n && bad < 0; ++i) {
+      double s = 0;
+      for (int a = 0; a < d; ++a) s += x[i * d + a] * x[i * d + a];
+      if (!(s > 0) || !std::isfinite(s)) bad = ids[begin + i];
+    }
+    require_all(comm.get(), bad < 0, "the embedding of token id " + std::to_string(bad) + " is zero or not finite");
+    normalize_rows(x.data(), n, d);
+    return x;
+  }
+  // random: iid uniform on S^{d-1}, token i from (seed, i) alone
+  partition = Partition(deck.get_int("power.N"), comm.size());
+  const std::int64_t begin = partition.begin(comm.rank()), n = partition.count(comm.rank());
+  std::vector<double> x(n * d);
+  const RandomStream stream(static_cast<std::uint64_t>(deck.get_int("run.seed")), Purpose::power_tokens);
+  for (std::int64_t i = 0; i < n; ++i) stream.normals(0, static_cast<std::uint64_t>(begin + i), &x[i * d], d);
+  normalize_rows(x.data(), n, d);
+  return x;
+}
+
+// steer.target: FILE.h5:/dataset (d values), token:ID (that token's embedding) or axis:K (the coordinate vector
+// e_K, a target that needs no file). Unit length.
+std::vector<double> steering_target(const std::string& target, const Comm& comm, const WeightSource& source, int d) {
+  const std::string what = "steer.target '" + target + "'";
+  std::vector<double> u;
+  if (target.rfind("axis:", 0) == 0) {
+    const std::vector<std::int64_t> k = parse_ids(target.substr(5), "steer.target");
+    if (k.size() != 1 || k[0] >= d)
+      throw InputError(what + ": axis:K takes one coordinate K in [0, d = " + std::to_string(d) + ")");
+    u.assign(d, 0.0);
+    u[k[0]] = 1;
+  } else if (target.rfind("token:", 0) == 0) {
+    const std::vector<std::int64_t> id = parse_ids(target.substr(6), "steer.target");
+    if (id.size() != 1) throw InputError(what + ": token:ID takes one token id");
+    if (!source.has_embedding())
+      throw InputError(what + " needs a model with a token embedding; " + source.describe() + " has none");
+    u = source.embedding(id);
+  } else {
+    const std::size_t colon = target.rfind(":/");
+    if (colon == std::string::npos || colon == 0)
+      throw InputError(what + " is none of FILE.h5:/dataset, token:ID, axis:K");
+    const std::string path = target.substr(0, colon), dataset = target.substr(colon + 1);
+    int readable = comm.root() ? h5::is_hdf5_file(path) : 0;
+    TOKDYN_MPI_CHECK(MPI_Bcast(&readable, 1, MPI_INT, 0, comm.get()));
+    if (!readable) throw InputError(what + ": file '" + path + "' is missing or not an HDF5 file");
+    h5::Handle f = h5::open_file(path, comm.get(), false);
+    if (!h5::exists(f, dataset)) throw InputError(what + ": '" + path + "' has no dataset '" + dataset + "'");
+    h5::Handle data = h5::open_dataset(f, dataset);
+    std::size_t count = 1;
+    for (hsize_t n : h5::dims(data)) count *= n;
+    if (count != static_cast<std::size_t>(d))
+      throw InputError(what + " has " + std::to_string(count) + " entries, the model width is d = " + std::to_string(d));
+    u.resize(count);
+    const std::vector<hsize_t> shape = h5::dims(data);
+    h5::read_slab(data, H5T_NATIVE_DOUBLE, u.data(), 0, shape.empty() ? 1 : shape[0]);
+  }
+  return unit_target(u, d, what);
+}
+
+void write_ints(hid_t group, const std::string& name, const std::vector<std::int64_t>& values, const Comm& comm) {
+  h5::Handle d = h5::create_dataset(group, name, H5T_STD_I64LE, {hsize_t(values.size())});
+  h5::write_slab(d, H5T_NATIVE_INT64, values.data(), 0, comm.root() ? values.size() : 0);
+}
+
+// Coordinates (<x_i, e_1>, <x_i, e_2>) of this rank's tokens in an orthonormal plane [2, d]: [n_local, 2].
+std::vector<double> plane_coordinates(const std::vector<double>& plane, const std::vector<double>& x, int d) {
+  const std::size_t n = x.size() / d;
+  std::vector<double> c(2 * n, 0.0);
+  for (std::size_t i = 0; i < n; ++i)
+    for (int k = 0; k < 2; ++k)
+      for (int a = 0; a < d; ++a) c[2 * i + k] += x[i * d + a] * plane[static_cast<std::size_t>(k) * d + a];
+  return c;
+}
+
+}  // namespace
+
+DeckSchema power_schema() {
+  DeckSchema s;
+  // The run keys of a study (output, seed, tile), without a progress interval: every layer prints a line.
+  s.add_text("run.output", "power.h5", "result file (HDF5)");
+  s.add_int("run.seed", 1, "seed of the random initial tokens", 0);
+  s.add_int("run.tile", 256, "rows per BLAS tile of the softmax logits", 1, 1 << 16);
+  s.add_int("run.snapshot_every", 1, "tokens to /tokens/X every k layers (and the first and last); 0: first and last",
+            0);
+  add_weight_keys(s);
+  s.add_choice("power.attention", "softmax", {"softmax", "uniform", "identity"},
+               "A^h: row softmax of score_scale <Q_h x_i, K_h x_j>, uniform 1/n, or the identity");
+  s.add_bool("power.causal", false, "mask j > i (GPT-style): softmax and uniform over j <= i");
+  s.add_bool("power.residual", true, "x_i + attention (r = 1, the acting matrix is I + F) or attention alone (r = 0)");
+  s.add_choice("power.tokens", "random", {"random", "file", "embedding"},
+               "initial tokens: iid uniform on the sphere, an HDF5 file, or rows of the model's embedding");
+  s.add_int("power.N", 64, "tokens N (power.tokens = random)", 1, 1 << 24);
+  s.add_text("power.token_file", "", "HDF5 file with the initial tokens [N, d] (power.tokens = file)");
+  s.add_text("power.token_dataset", "X", "dataset [N, d] in power.token_file");
+  s.add_text("power.token_ids", "", "comma list of token ids whose embeddings are the tokens (power.tokens = embedding)");
+  s.add_real("power.tol", 1e-4, "tolerance (radians) of the final-state detection", 0.0, 1.0, true);
+  s.add_int("power.window", 10, "layers a limit cycle must persist", 1);
+  s.add_text("steer.target", "",
+             "steering target u: empty (no steering), FILE.h5:/dataset (d values), token:ID (its embedding), axis:K (e_K)");
+  s.add_real("steer.strength", 20.0, "c: alpha = c |lambda_1(F_L)| (when steer.strengths is empty)", 0.0);
+  s.add_text("steer.strengths", "", "comma list of c values for a sweep (replaces steer.strength)");
+  s.add_choice("steer.layers", "last", {"last", "all"},
+               "layers whose output matrix is steered: the last (the spec's construction), or every layer (what "
+               "changing the one O of a shared-weight model does)");
+  return s;
+}
+
+int run_power(const Comm& comm, const DeckSchema& schema, const Arguments& args) {
+  const Deck deck = Deck::parse(schema, args.request.deck_path, args.request.overrides);
+  const std::unique_ptr<WeightSource> source = weights_from_deck(deck, comm.get());
+  const int d = source->d();
+  if (d < 2) throw InputError(source->describe() + ": the model width must be at least 2");
+  const bool shared = source->shared();
+  // weights.layers chooses how many (the source honours it; shared weights repeat any number of times).
+  const std::int64_t layers = source->layers();
+  if (layers < 1) throw InputError(source->describe() + " has no layers");
+
+  PowerLayerOptions options;
+  options.attention = power_attention(deck.get_text("power.attention"));
+  options.causal = deck.get_bool("power.causal");
+  options.residual = deck.get_bool("power.residual");
+  options.tile = static_cast<int>(deck.get_int("run.tile"));
+  Partition partition;
+  std::vector<double> x = initial_power_tokens(deck, comm, *source, d, partition);
+
+  const std::string& target = deck.get_text("steer.target");
+  std::vector<double> u, strengths;
+  if (!target.empty()) {
+    u = steering_target(target, comm, *source, d);
+    strengths = parse_reals(deck.get_text("steer.strengths"), "steer.strengths");
+    if (strengths.empty()) strengths.push_back(deck.get_real("steer.strength"));
+  }
+
+  const RunControl control = study_control(deck.get_text("run.output"), args.request);
+  if (!prepare_output(comm, control)) return 0;
+  const std::int64_t N = partition.n_global, every = deck.get_int("run.snapshot_every");
+  char line[400];
+  std::snprintf(line, sizeof line, "tokdyn power: %s; %s attention%s%s, N = %lld, L = %lld on %d rank%s -> %s",
+                source->describe().c_str(), power_attention_name(options.attention), options.causal ? " (causal)" : "",
+                options.residual ? " + residual" : "", static_cast<long long>(N), static_cast<long long>(layers),
+                comm.size(), comm.size() == 1 ? "" : "s", control.output.c_str());
+  comm.print(line);
+
+  // Shared weights are read once; layer-varying ones layer by layer.
+  std::optional<LayerWeights> shared_weights;
+  if (shared) shared_weights.emplace(source->layer(0));
+  auto weights = [&](std::int64_t t) { return shared ? *shared_weights : source->layer(t); };
+  const LayerWeights first = weights(0);
+  const LeadingDirection lead_first = leading_direction(d, layer_matrix(first), options.residual);
+  const LeadingDirection lead_last =
+      shared || layers == 1 ? lead_first : leading_direction(d, layer_matrix(weights(layers - 1)), options.residual);
+
+  RunInfo info{"power", deck.resolved_text(), static_cast<std::uint64_t>(deck.get_int("run.seed")), N, d};
+  RunFile file = RunFile::create(control.partial, comm.get(), info);
+  const hid_t g = file.study_group("power");
+  const std::int64_t begin = partition.begin(comm.rank()), count = partition.count(comm.rank());
+  h5::Handle plane_first = h5::create_series(g, "plane_first", H5T_IEEE_F64LE, {hsize_t(N), 2});
+  h5::Handle plane_last = h5::create_series(g, "plane_last", H5T_IEEE_F64LE, {hsize_t(N), 2});
+  auto record_planes = [&](std::int64_t row) {
+    // A series row per layer; this rank writes its tokens' rows.
+    const std::vector<double> a = plane_coordinates(lead_first.plane, x, d), b = plane_coordinates(lead_last.plane, x, d);
+    h5::write_series_row(plane_first, row, H5T_NATIVE_DOUBLE, a.data(), begin, count);
+    h5::write_series_row(plane_last, row, H5T_NATIVE_DOUBLE, b.data(), begin, count);
+  };
+  record_planes(0);
+  file.write_snapshot(0, 0, x.data(), begin, count);
+
+  PowerLayer layer(comm.get(), partition, d, first.width(), options);
+  FinalStateDetector detector(comm.get(), partition, d, lead_last.plane, deck.get_real("power.tol"),
+                              deck.get_int("power.window"));
+  std::vector<std::int64_t> layer_index, pair;
+  std::vector<double> gamma_mean, gamma_median, gamma_q1, gamma_q3, gamma_in, sin_mean, rho, gap, l1_re, l1_im, l1_abs,
+      l2_abs, rotation, angle;
+  std::vector<double> before, last_input, first_input = x;
+  const double start = MPI_Wtime();
+  for (std::int64_t t = 0; t < layers; ++t) {
+    const LayerWeights w = t == 0 ? first : weights(t);
+    const LeadingDirection lead = (shared || t == 0) ? lead_first
+                                  : t == layers - 1  ? lead_last
+                                                     : leading_direction(d, layer_matrix(w), options.residual);
+    before = x;
+    if (t == layers - 1) last_input = x;
+    layer.apply(w, t, x.data());
+    const LayerAlignment s = layer_alignment(comm.get(), partition, lead, before.data(), x.data());
+    detector.observe(before.data(), x.data());
+    layer_index.push_back(t + 1);
+    pair.push_back(lead.pair ? 1 : 0);
+    gamma_mean.push_back(s.gamma_mean);
+    gamma_median.push_back(s.gamma_median);
+    gamma_q1.push_back(s.gamma_q1);
+    gamma_q3.push_back(s.gamma_q3);
+    gamma_in.push_back(s.gamma_in_mean);
+    sin_mean.push_back(s.sin_mean);
+    rho.push_back(s.rho);
+    gap.push_back(lead.gap);
+    l1_re.push_back(lead.re);
+    l1_im.push_back(lead.im);
+    l1_abs.push_back(lead.modulus);
+    l2_abs.push_back(lead.next_modulus);
+    rotation.push_back(s.rotation);
+    angle.push_back(lead.pair ? lead.angle() : NAN);
+    record_planes(t + 1);
+    if ((every > 0 && (t + 1) % every == 0) || t + 1 == layers) file.write_snapshot(t + 1, double(t + 1), x.data(), begin, count);
+    int n = std::snprintf(line, sizeof line,
+                          "layer %lld/%lld: gamma %.6f [q1 %.4f, q3 %.4f], sin %.3e, rho %.3f, |lambda_1| %.5g, gap %.4f",
+                          static_cast<long long>(t + 1), static_cast<long long>(layers), s.gamma_mean, s.gamma_q1,
+                          s.gamma_q3, s.sin_mean, s.rho, lead.modulus, lead.gap);
+    if (lead.pair)
+      n += std::snprintf(line + n, sizeof line - n, ", rotation %.6f (arg lambda_1 %.6f)", s.rotation, lead.angle());
+    std::snprintf(line + n, sizeof line - n, " [%.1f s]", MPI_Wtime() - start);
+    comm.print(line);
+  }
+  const std::string state = detector.classify(x.data());
+
+  // Error ratio per layer: exp of the slope of log sin_mean over the later half of the layers where it lies above
+  // the round-off floor 1e-12, against the closed form |lambda_2| / |lambda_1| (|lambda_3| for a pair) of the
+  // last layer.
+  std::vector<double> ts, ys;
+  for (std::int64_t t = 0; t < layers; ++t)
+    if (sin_mean[t] > 1e-12) ts.push_back(double(t)), ys.push_back(std::log(sin_mean[t]));
+  ts.erase(ts.begin(), ts.begin() + static_cast<std::ptrdiff_t>(ts.size() / 2));
+  ys.erase(ys.begin(), ys.begin() + static_cast<std::ptrdiff_t>(ys.size() / 2));
+  const double error_ratio = ts.size() >= 3 ? std::exp(least_squares_slope(ts, ys)) : NAN;
+  const double closed_ratio = lead_last.modulus > 0 ? lead_last.next_modulus / lead_last.modulus : NAN;
+
+  write_ints(g, "layer", layer_index, comm);
+  write_ints(g, "pair", pair, comm);
+  const std::pair<const char*, const std::vector<double>*> series[] = {
+      {"gamma_mean", &gamma_mean}, {"gamma_median", &gamma_median}, {"gamma_q1", &gamma_q1}, {"gamma_q3", &gamma_q3},
+      {"gamma_in_mean", &gamma_in}, {"sin_mean", &sin_mean},       {"rho", &rho},           {"gap", &gap},
+      {"lambda1_re", &l1_re},      {"lambda1_im", &l1_im},          {"lambda1_abs", &l1_abs}, {"lambda2_abs", &l2_abs},
+      {"rotation", &rotation},     {"angle", &angle}};
+  for (const auto& [name, values] : series) h5::write_vector(g, name, *values, comm.get());
+  h5::write_vector(g, "basis_first", lead_first.plane, comm.get(), {2, hsize_t(d)});
+  h5::write_vector(g, "basis_last", lead_last.plane, comm.get(), {2, hsize_t(d)});
+  h5::write_attribute(g, "state", state);
+  h5::write_attribute(g, "attention", std::string(power_attention_name(options.attention)));
+  h5::write_attribute(g, "causal", std::int64_t(options.causal));
+  h5::write_attribute(g, "residual", std::int64_t(options.residual));
+  h5::write_attribute(g, "shared", std::int64_t(shared));
+  h5::write_attribute(g, "weights", source->describe());
+  h5::write_attribute(g, "N", N);
+  h5::write_attribute(g, "d", std::int64_t(d));
+  h5::write_attribute(g, "tol", deck.get_real("power.tol"));
+  h5::write_attribute(g, "window", deck.get_int("power.window"));
+  h5::write_attribute(g, "circulating_layers", detector.circulating_layers());
+  h5::write_attribute(g, "baseline", random_alignment_baseline(d, false));
+  h5::write_attribute(g, "baseline_plane", random_alignment_baseline(d, true));
+  h5::write_attribute(g, "error_ratio", error_ratio);
+  h5::write_attribute(g, "error_ratio_closed_form", closed_ratio);
+  double rho_avg = 0;
+  for (double r : rho) rho_avg += r / layers;
+  h5::write_attribute(g, "rho_mean", rho_avg);
+  std::snprintf(line, sizeof line,
+                "final state: %s; gamma %.6f (baseline %.4f); mean rho %.4f; error ratio per layer %.6f "
+                "(|lambda_2|/|lambda_1| of the last layer %.6f); %.2f s",
+                state.c_str(), gamma_mean.back(), random_alignment_baseline(d, lead_last.pair), rho_avg, error_ratio,
+                closed_ratio, MPI_Wtime() - start);
+  comm.print(line);
+
+  if (!u.empty()) {
+    // alpha_t is a multiple of |lambda_1(F_t)|, F_t itself (not I + F_t).
+    const bool every_layer = deck.get_text("steer.layers") == "all";
+    SteeringRun run{weights, every_layer ? 0 : layers - 1, layers, shared, {}};
+    for (std::int64_t t = run.first; t < layers; ++t) {
+      if (shared && t > run.first) {
+        run.lambda1_modulus.push_back(run.lambda1_modulus.front());
+        continue;
+      }
+      const double m = !options.residual ? l1_abs[t] : leading_direction(d, layer_matrix(weights(t)), false).modulus;
+      run.lambda1_modulus.push_back(m);
+    }
+    const std::vector<SteeringPoint> points =
+        steering_sweep(comm.get(), layer, run, every_layer ? first_input : last_input, u, strengths);
+    const hid_t sg = file.study_group("steer");
+    std::vector<double> c, alpha, mean, least, re, im, sgap, eig;
+    for (const SteeringPoint& p : points) {
+      c.push_back(p.strength), alpha.push_back(p.alpha), mean.push_back(p.alignment.mean);
+      least.push_back(p.alignment.min), re.push_back(p.lambda1_re), im.push_back(p.lambda1_im), sgap.push_back(p.gap);
+      eig.push_back(p.eigvec_alignment);
+      std::snprintf(line, sizeof line,
+                    "steer c = %g (alpha %.4g): alignment with u mean %.6f min %.6f; lambda_1(F'_L) %.5g%+.5gi, gap "
+                    "%.4f, |<v_1', u>| %.6f",
+                    p.strength, p.alpha, p.alignment.mean, p.alignment.min, p.lambda1_re, p.lambda1_im, p.gap,
+                    p.eigvec_alignment);
+      comm.print(line);
+    }
+    const std::pair<const char*, const std::vector<double>*> steer_series[] = {
+        {"strength", &c},     {"alpha", &alpha},     {"alignment_mean", &mean}, {"alignment_min", &least},
+        {"lambda1_re", &re}, {"lambda1_im", &im},   {"gap", &sgap},            {"eigvec_alignment", &eig}};
+    for (const auto& [name, values] : steer_series) h5::write_vector(sg, name, *values, comm.get());
+    h5::write_vector(sg, "target", u, comm.get());
+    h5::write_attribute(sg, "target_spec", target);
+    h5::write_attribute(sg, "lambda1_abs", run.lambda1_modulus.back());
+    h5::write_attribute(sg, "layers", deck.get_text("steer.layers"));
+    h5::write_attribute(sg, "value_rank", std::int64_t(points.empty() ? 0 : points[0].value_rank));
+    const TargetAlignment unsteered = target_alignment(comm.get(), partition, x.data(), u);
+    h5::write_attribute(sg, "unsteered_alignment_mean", unsteered.mean);
+    h5::write_attribute(sg, "target_v1_alignment",
+                        alignment(leading_direction(d, layer_matrix(weights(layers - 1)), false), u.data()));
+  }
+  plane_first.close();
+  plane_last.close();
+  complete_study(comm, control, file);
+  return 0;
+}
+
+}  // namespace tokdyn
