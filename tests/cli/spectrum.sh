@@ -7,6 +7,8 @@
 #  closed form: the prescribed eigenvalues e^{+-0.5 i}, 0.7^k and the gap 0.3, and with the residual
 #            (I + F) the eigenvalues 1 + lambda;
 #  options:  -eps_nev 4 gives [layers, 4] results and nev = 4; -eps_type lapack is what the file says it used;
+#  weight files: tokdyn's HDF5 layout of the same layers gives the same spectra; a GPT-2 safetensors file
+#            gives numpy's eigenvalues of F = (W_v P)^T;
 #  shared weights: one solve; bad input: one line, exit 2 on every rank.
 source "$(dirname "$0")/common.sh"
 deck="$SRC/input/spectrum.ini"
@@ -104,6 +106,54 @@ assert np.allclose(e["eigenvalues_re"][()], k["eigenvalues_re"][[0, 2]], rtol=0,
 assert np.allclose(g["eigenvalues_im"][()], k["eigenvalues_im"][[0, 2], :4], rtol=0, atol=1e-12)
 PY
 
+# Weights from files. The deck's synthetic layers in tokdyn's HDF5 layout (tokdyn weights) give the same
+# spectra as the synthetic source; a GPT-2-shaped safetensors file gives the eigenvalues numpy finds in
+# F = (W_v P)^T (spec section 5) from the file's own tensors.
+synthetic=(--synthetic.kind=complex --synthetic.d=512 --synthetic.heads=8 --synthetic.layers=4 --synthetic.shared=false
+           --synthetic.outliers=10 --synthetic.nonnormality=0.1)
+run 2 weights "${synthetic[@]}" --convert.output=w.h5 > log.txt || fail "$(cat log.txt)"
+run 3 spectrum "$deck" "${quiet[@]}" --weights.format=hdf5 --weights.file=w.h5 --run.output=fromfile.h5 > log.txt \
+  || fail "$(cat log.txt)"
+compare_spectra ks2.h5 fromfile.h5 1e-10 || fail "HDF5 weights vs synthetic"
+"$PYTHON" - <<'PY'
+import json, struct
+import numpy as np
+d, layers = 12, 2
+rng = np.random.default_rng(7)
+tensors = []
+for l in range(layers):
+    tensors.append((f"h.{l}.attn.c_attn.weight", rng.standard_normal((d, 3 * d)) / np.sqrt(d)))
+    tensors.append((f"h.{l}.attn.c_proj.weight", rng.standard_normal((d, d)) / np.sqrt(d)))
+header, blobs, offset = {}, [], 0
+for name, a in tensors:
+    a = np.ascontiguousarray(a, dtype="<f4")
+    header[name] = {"dtype": "F32", "shape": list(a.shape), "data_offsets": [offset, offset + a.nbytes]}
+    blobs.append(a.tobytes())
+    offset += a.nbytes
+text = json.dumps(header).encode()
+with open("gpt2.safetensors", "wb") as f:
+    f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+want = []
+for l in range(layers):
+    w = dict(tensors)
+    wv = w[f"h.{l}.attn.c_attn.weight"].astype("<f4").astype(float)[:, 2 * d:]
+    p = w[f"h.{l}.attn.c_proj.weight"].astype("<f4").astype(float)
+    lam = np.linalg.eigvals((wv @ p).T)
+    want.append(sorted(lam, key=lambda z: (-abs(z), -z.real, -z.imag)))
+np.save("gpt2_eigenvalues.npy", np.array(want))
+PY
+run 2 spectrum --weights.format=gpt2 --weights.file=gpt2.safetensors --weights.heads=3 --spectrum.nev=12 \
+  --spectrum.solver=lapack --run.output=gpt2.h5 "${quiet[@]}" > log.txt || fail "$(cat log.txt)"
+"$PYTHON" - <<'PY' || fail "GPT-2 spectra"
+import h5py, numpy as np
+g = h5py.File("gpt2.h5", "r")["spectrum"]
+lam = g["eigenvalues_re"][()] + 1j * g["eigenvalues_im"][()]
+want = np.load("gpt2_eigenvalues.npy")
+assert lam.shape == want.shape == (2, 12) and list(g["layer"][()]) == [0, 1]
+assert np.max(np.abs(lam - want)) < 1e-12 * np.abs(want).max(), np.abs(lam - want).max()
+print("gpt2: layer spectra equal numpy's eig of (W_v P)^T; |lambda_1| =", np.abs(lam[:, 0]))
+PY
+
 # Shared weights: one matrix, one solve, whatever spectrum.layers lists.
 run 2 spectrum "$deck" "${quiet[@]}" --synthetic.shared=true --spectrum.layers=2,3 --run.output=shared.h5 > log.txt \
   || fail "$(cat log.txt)"
@@ -123,7 +173,7 @@ expect_error 2 "'spectrum.layers' = '0,4': layer 4 is outside \[0, 4\)" spectrum
   --run.output=bad.h5
 expect_error 2 "'spectrum.layers' = '1,x'" spectrum "$deck" --spectrum.layers=1,x --run.output=bad.h5
 expect_error 2 "'spectrum.ncv' = 5 must lie in" spectrum "$deck" --spectrum.ncv=5 --run.output=bad.h5
-expect_error 2 "weights.file 'missing.h5' cannot be opened" spectrum "$deck" --weights.format=hdf5 \
+expect_error 2 "weights file 'missing.h5' \(weights.file\) does not exist" spectrum "$deck" --weights.format=hdf5 \
   --weights.file=missing.h5 --run.output=bad.h5
 expect_error 2 "needs weights.file" spectrum "$deck" --weights.format=gpt2 --run.output=bad.h5
 [ ! -e bad.h5 ] && [ ! -e bad.h5.part ] || fail "bad input left a file"
