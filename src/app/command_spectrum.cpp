@@ -169,7 +169,7 @@ int run_spectrum(const Comm& comm, const DeckSchema& schema, const Arguments& ar
   const Deck deck = Deck::parse(schema, args.request.deck_path, args.request.overrides);
   const std::unique_ptr<WeightSource> source = weights_from_deck(deck, comm.get());
   const int d = source->d();
-  std::int64_t total_layers = source->layers();
+  const std::int64_t total_layers = source->layers();
   const std::vector<std::int64_t> layers = layers_of(deck.get_text("spectrum.layers"), total_layers, source->shared());
 
   EigenSettings s;
