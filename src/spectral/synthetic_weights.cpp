@@ -289,7 +289,7 @@ void add_synthetic_keys(DeckSchema& s) {
   s.add_int("synthetic.outliers", 3, "leading eigenvalues placed exactly (a complex pair counts 2)", 2);
   s.add_real("synthetic.bulk", 0.8, "radius of the bulk disk relative to the smallest outlier's modulus", 0.0, 1.0,
              true);
-  s.add_real("synthetic.nonnormality", 0.5, "scale of T's strictly upper band relative to |lambda_1|", 0.0);
+  s.add_real("synthetic.nonnormality", 0.1, "scale of T's strictly upper band relative to |lambda_1| (keep it small at large d: the bulk eigenvalues of a non-normal T are ill-conditioned)", 0.0);
   s.add_int("synthetic.reflectors", 8, "Householder reflectors in each orthogonal factor", 1, 64);
   s.add_int("synthetic.seed", 1, "seed of the synthetic weights (independent of run.seed)", 0);
   s.add_real("synthetic.qk_scale", 1.0, "Q, K entries ~ N(0, qk_scale^2 / d)", 0.0);

@@ -28,7 +28,7 @@ struct SyntheticSpec {
   int d = 64, heads = 1, reflectors = 8, outliers = 3;
   std::int64_t layers = 12;
   bool shared = true;
-  double lambda1 = 1, gap = 0.3, angle = 0.5, degeneracy = 1e-3, bulk = 0.8, nonnormality = 0.5, qk_scale = 1;
+  double lambda1 = 1, gap = 0.3, angle = 0.5, degeneracy = 1e-3, bulk = 0.8, nonnormality = 0.1, qk_scale = 1;
   std::uint64_t seed = 1;
 };
 
