@@ -26,7 +26,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tokdyn_h5 import cli_main, open_h5, to_scalar, to_str  # noqa: E402
+from tokdyn_h5 import cli_main, open_h5, read_datasets, require_attributes, study_group, to_scalar, to_str  # noqa: E402
 
 import matplotlib
 
@@ -48,30 +48,17 @@ class ResultError(Exception):
 def read_result(path):
     """Return a dict of the /power (and /steer, when present) datasets and attributes of a power run."""
     with open_h5(path, ResultError) as h5:
-        command = to_str(h5.attrs.get("command", ""))
-        if command != "power":
-            raise ResultError(f"{path}: root attribute 'command' is '{command}', not 'power'")
-        if "power" not in h5:
-            raise ResultError(f"{path}: missing group /power")
-        g = h5["power"]
+        g = study_group(h5, path, "power", "power", ResultError)
         out = {"path": path, "status": to_str(h5.attrs.get("status", ""))}
-        for name in POWER:
-            if name not in g:
-                raise ResultError(f"{path}: missing dataset /power/{name}")
-            out[name] = np.asarray(g[name][()], dtype=np.float64)
+        out.update(read_datasets(g, path, POWER, ResultError, np.float64))
+        require_attributes(g, path, POWER_ATTRIBUTES, ResultError)
         for name in POWER_ATTRIBUTES:
-            if name not in g.attrs:
-                raise ResultError(f"{path}: missing attribute /power/{name}")
             value = g.attrs[name]
             out[name] = to_str(value) if name in ("state", "attention") else float(to_scalar(value))
         out["steer"] = None
         if "steer" in h5:
             s = h5["steer"]
-            steer = {}
-            for name in STEER:
-                if name not in s:
-                    raise ResultError(f"{path}: missing dataset /steer/{name}")
-                steer[name] = np.asarray(s[name][()], dtype=np.float64)
+            steer = read_datasets(s, path, STEER, ResultError, np.float64)
             steer["layers"] = to_str(s.attrs.get("layers", "last"))
             steer["target"] = to_str(s.attrs.get("target_spec", ""))
             out["steer"] = steer

@@ -30,7 +30,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tokdyn_h5 import cli_main, open_h5, to_scalar, to_str  # noqa: E402
+from tokdyn_h5 import cli_main, open_h5, read_datasets, require_attributes, study_group, to_scalar, to_str  # noqa: E402
 
 import matplotlib
 
@@ -50,20 +50,10 @@ class ResultError(Exception):
 def read_run(path):
     """Return a dict of the /spectrum datasets (numpy arrays) and attributes of a spectrum run."""
     with open_h5(path, ResultError) as h5:
-        command = to_str(h5.attrs.get("command", ""))
-        if command != "spectrum":
-            raise ResultError(f"{path}: root attribute 'command' is '{command}', not 'spectrum'")
-        if "spectrum" not in h5:
-            raise ResultError(f"{path}: missing group /spectrum")
-        g = h5["spectrum"]
+        g = study_group(h5, path, "spectrum", "spectrum", ResultError)
         out = {"path": path, "status": to_str(h5.attrs.get("status", ""))}
-        for name in DATASETS:
-            if name not in g:
-                raise ResultError(f"{path}: missing dataset /spectrum/{name}")
-            out[name] = np.asarray(g[name][()])
-        for name in ATTRIBUTES:
-            if name not in g.attrs:
-                raise ResultError(f"{path}: missing attribute /spectrum/{name}")
+        out.update(read_datasets(g, path, DATASETS, ResultError))
+        require_attributes(g, path, ATTRIBUTES, ResultError)
         out["attrs"] = {k: (to_str(v) if isinstance(v, (str, bytes)) else to_scalar(v)) for k, v in g.attrs.items()}
     out["lambda"] = out["eigenvalues_re"].astype(float) + 1j * out["eigenvalues_im"].astype(float)
     if out["lambda"].ndim != 2 or out["lambda"].shape[0] != out["layer"].shape[0]:

@@ -39,6 +39,34 @@ def open_h5(path, error):
         raise error(f"cannot open {path} as HDF5: {exc}") from None
 
 
+def study_group(h5, path, command, group, error):
+    """The group /<group> of a file written by `tokdyn <command>`; error(message) when the file is
+    another command's or lacks the group."""
+    found = to_str(h5.attrs.get("command", ""))
+    if found != command:
+        raise error(f"{path}: root attribute 'command' is '{found}', not '{command}'")
+    if group not in h5:
+        raise error(f"{path}: missing group /{group}")
+    return h5[group]
+
+
+def read_datasets(group, path, names, error, dtype=None):
+    """{name: numpy array} of the named datasets of an h5py group; error(message) naming the first missing."""
+    out = {}
+    for name in names:
+        if name not in group:
+            raise error(f"{path}: missing dataset {group.name}/{name}")
+        out[name] = np.asarray(group[name][()], dtype=dtype)
+    return out
+
+
+def require_attributes(group, path, names, error):
+    """error(message) naming the first of the attributes missing from an h5py group."""
+    for name in names:
+        if name not in group.attrs:
+            raise error(f"{path}: missing attribute {group.name}/{name}")
+
+
 def run_cli(prog, error, body):
     """Run body() for a script's main: on `error` print "PROG: error: ..." on stderr and return 2;
     otherwise print the paths body returned (None: nothing), one a line, and return 0."""

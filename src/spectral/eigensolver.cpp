@@ -128,7 +128,9 @@ void finish(MPI_Comm comm, const Partition& rows, int rank, const EigenSettings&
 
 // ---- SLEPc ----
 
-PetscErrorCode shell_mult(Mat a, Vec x, Vec y) {
+// y = F x or F^T x through the layer operator in the shell's context (MATOP_MULT, MATOP_MULT_TRANSPOSE).
+template <void (LayerOperator::*product)(const double*, double*) const>
+PetscErrorCode shell_product(Mat a, Vec x, Vec y) {
   PetscFunctionBeginUser;
   const LayerOperator* op = nullptr;
   PetscCall(MatShellGetContext(a, &op));
@@ -137,25 +139,7 @@ PetscErrorCode shell_mult(Mat a, Vec x, Vec y) {
   PetscCall(VecGetArrayRead(x, &xa));
   PetscCall(VecGetArray(y, &ya));
   try {
-    op->apply(xa, ya);
-  } catch (const std::exception& e) {
-    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "layer operator: %s", e.what());
-  }
-  PetscCall(VecRestoreArray(y, &ya));
-  PetscCall(VecRestoreArrayRead(x, &xa));
-  PetscFunctionReturn(0);
-}
-
-PetscErrorCode shell_mult_transpose(Mat a, Vec x, Vec y) {
-  PetscFunctionBeginUser;
-  const LayerOperator* op = nullptr;
-  PetscCall(MatShellGetContext(a, &op));
-  const PetscScalar* xa = nullptr;
-  PetscScalar* ya = nullptr;
-  PetscCall(VecGetArrayRead(x, &xa));
-  PetscCall(VecGetArray(y, &ya));
-  try {
-    op->apply_transpose(xa, ya);
+    (op->*product)(xa, ya);
   } catch (const std::exception& e) {
     SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "layer operator: %s", e.what());
   }
@@ -366,9 +350,11 @@ EigenResult eigen_operator(MPI_Comm comm, const LayerOperator& op, const EigenSe
   EigenSettings plain = s;
   plain.residual = false;
   TOKDYN_PETSC_CHECK(MatCreateShell(comm, n, n, d, d, const_cast<LayerOperator*>(&op), &a));
-  TOKDYN_PETSC_CHECK(MatShellSetOperation(a, MATOP_MULT, reinterpret_cast<void (*)(void)>(shell_mult)));
   TOKDYN_PETSC_CHECK(
-      MatShellSetOperation(a, MATOP_MULT_TRANSPOSE, reinterpret_cast<void (*)(void)>(shell_mult_transpose)));
+      MatShellSetOperation(a, MATOP_MULT, reinterpret_cast<void (*)(void)>(shell_product<&LayerOperator::apply>)));
+  TOKDYN_PETSC_CHECK(
+      MatShellSetOperation(a, MATOP_MULT_TRANSPOSE,
+                           reinterpret_cast<void (*)(void)>(shell_product<&LayerOperator::apply_transpose>)));
   EigenResult r = solve_eps(comm, a, op.rows(), plain);
   TOKDYN_PETSC_CHECK(MatDestroy(&a));
   return r;
