@@ -16,13 +16,14 @@ const std::vector<Command>& commands() {
        meanfield_schema, run_meanfield},
       {"synchronize", "synchronization by noise (Thm 1.4) over replicas: E[E_beta(t)] against its bound, clusters",
        synchronize_schema, run_synchronize},
+      {"weights", "checks model weights (safetensors, HDF5, synthetic) and converts them to tokdyn's HDF5 layout",
+       weights_schema, run_weights},
       {"spectrum", "leading eigenpairs of the layer matrices F = O V (SLEPc Krylov-Schur or LAPACK), gap, real plane",
        spectrum_schema, run_spectrum},
       {"power", "tokens through power-method layers (spec power-method): alignment with each layer's v_1, steering",
        power_schema, run_power},
       {"bench", "throughput of the attention and pair-statistics passes (pairs/s, points/s) and of the MLP",
        bench_schema, run_bench},
-      {"weights", "converts model weights (safetensors, synthetic, ...) into tokdyn's HDF5 layout", weights_schema, run_weights},
   };
   return list;
 }
