@@ -206,6 +206,9 @@ DeckSchema power_schema() {
   s.add_text("power.token_file", "", "HDF5 file with the initial tokens [N, d] (power.tokens = file)");
   s.add_text("power.token_dataset", "X", "dataset [N, d] in power.token_file");
   s.add_text("power.token_ids", "", "comma list of token ids whose embeddings are the tokens (power.tokens = embedding)");
+  s.add_choice("power.eigensolver", "auto", {"auto", "lapack", "krylovschur"},
+               "leading eigenpairs of each layer: LAPACK dgeev on F (every rank), Krylov-Schur on the matrix-free "
+               "operator, or auto (LAPACK up to d = 2048)");
   s.add_real("power.tol", 1e-4, "tolerance (radians) of the final-state detection", 0.0, 1.0, true);
   s.add_int("power.window", 10, "layers a limit cycle must persist", 1);
   s.add_text("steer.target", "",
@@ -259,9 +262,16 @@ int run_power(const Comm& comm, const DeckSchema& schema, const Arguments& args)
   if (shared) shared_weights.emplace(source->layer(0));
   auto weights = [&](std::int64_t t) { return shared ? *shared_weights : source->layer(t); };
   const LayerWeights first = weights(0);
-  const LeadingDirection lead_first = leading_direction(d, layer_matrix(first), options.residual);
+  // Each layer's v_1: dense on every rank, or Krylov-Schur on the operator O (V x) for large d.
+  const std::string& eigensolver = deck.get_text("power.eigensolver");
+  const bool krylov = eigensolver == "krylovschur" || (eigensolver == "auto" && d > 2048);
+  auto lead_of = [&](std::int64_t t, const LayerWeights& w, bool residual) {
+    return krylov ? leading_direction_krylov(comm.get(), *source, t, residual)
+                  : leading_direction(d, layer_matrix(w), residual);
+  };
+  const LeadingDirection lead_first = lead_of(0, first, options.residual);
   const LeadingDirection lead_last =
-      shared || layers == 1 ? lead_first : leading_direction(d, layer_matrix(weights(layers - 1)), options.residual);
+      shared || layers == 1 ? lead_first : lead_of(layers - 1, weights(layers - 1), options.residual);
 
   RunInfo info{"power", deck.resolved_text(), static_cast<std::uint64_t>(deck.get_int("run.seed")), N, d};
   RunFile file = RunFile::create(control.partial, comm.get(), info);
@@ -290,7 +300,7 @@ int run_power(const Comm& comm, const DeckSchema& schema, const Arguments& args)
     const LayerWeights w = t == 0 ? first : weights(t);
     const LeadingDirection lead = (shared || t == 0) ? lead_first
                                   : t == layers - 1  ? lead_last
-                                                     : leading_direction(d, layer_matrix(w), options.residual);
+                                                     : lead_of(t, w, options.residual);
     before = x;
     if (t == layers - 1) last_input = x;
     layer.apply(w, t, x.data());
@@ -380,7 +390,7 @@ int run_power(const Comm& comm, const DeckSchema& schema, const Arguments& args)
         run.lambda1_modulus.push_back(run.lambda1_modulus.front());
         continue;
       }
-      const double m = !options.residual ? l1_abs[t] : leading_direction(d, layer_matrix(weights(t)), false).modulus;
+      const double m = !options.residual ? l1_abs[t] : lead_of(t, weights(t), false).modulus;
       run.lambda1_modulus.push_back(m);
     }
     const std::vector<SteeringPoint> points =
@@ -410,7 +420,7 @@ int run_power(const Comm& comm, const DeckSchema& schema, const Arguments& args)
     const TargetAlignment unsteered = target_alignment(comm.get(), partition, x.data(), u);
     h5::write_attribute(sg, "unsteered_alignment_mean", unsteered.mean);
     h5::write_attribute(sg, "target_v1_alignment",
-                        alignment(leading_direction(d, layer_matrix(weights(layers - 1)), false), u.data()));
+                        alignment(lead_of(layers - 1, weights(layers - 1), false), u.data()));
   }
   plane_first.close();
   plane_last.close();

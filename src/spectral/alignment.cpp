@@ -9,6 +9,8 @@
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/core/gather.hpp"
 #include "tokdyn/spectral/dense_eigen.hpp"
+#include "tokdyn/spectral/distributed_layer_matrix.hpp"
+#include "tokdyn/spectral/eigensolver.hpp"
 
 namespace tokdyn {
 
@@ -69,21 +71,52 @@ LeadingDirection leading_direction(int d, const std::vector<double>& f, bool res
   if (residual)
     for (int k = 0; k < d; ++k) m[static_cast<std::size_t>(k) * d + k] += 1;
   const DenseEigen e = dense_eigen(d, m.data());
+  return leading_direction_from(d, d, e.re.data(), e.im.data(), e.right.data());
+}
+
+LeadingDirection leading_direction_from(int d, int count, const double* re, const double* im, const double* right) {
   LeadingDirection lead;
   lead.d = d;
-  lead.pair = e.im[0] != 0;
-  lead.re = e.re[0];
-  lead.im = e.im[0];
+  lead.pair = im[0] != 0;
+  lead.re = re[0];
+  lead.im = im[0];
   lead.modulus = std::hypot(lead.re, lead.im);
   const int next = lead.pair ? 2 : 1;
-  lead.next_modulus = next < d ? std::hypot(e.re[next], e.im[next]) : 0;
+  lead.next_modulus = next < count ? std::hypot(re[next], im[next]) : 0;
   lead.gap = lead.modulus > 0 ? 1 - lead.next_modulus / lead.modulus : 0;
   const int rows = lead.rank();
-  lead.eigvec.assign(e.right.begin(), e.right.begin() + static_cast<std::ptrdiff_t>(rows) * d);
+  lead.eigvec.assign(right, right + static_cast<std::ptrdiff_t>(rows) * d);
   for (int r = 0; r < rows; ++r) append_orthonormal(lead.basis, lead.eigvec.data() + static_cast<std::size_t>(r) * d, d);
   lead.plane = lead.basis;
-  if (!lead.pair) append_orthonormal(lead.plane, e.right.data() + static_cast<std::size_t>(d), d);
+  if (!lead.pair) append_orthonormal(lead.plane, right + (count > 1 ? static_cast<std::size_t>(d) : 0), d);
   return lead;
+}
+
+LeadingDirection leading_direction_krylov(MPI_Comm comm, const WeightSource& source, std::int64_t t, bool residual) {
+  const int d = source.d();
+  EigenSettings s;
+  s.nev = std::min(4, d);  // lambda_1 (or the pair), the next eigenvalue, and v_2 for the plane
+  s.residual = residual;
+  s.tol = 1e-10;
+  const LayerOperator op(comm, source, t, residual);
+  const EigenResult r = eigen_operator(comm, op, s);
+  const int need = std::min(d, r.converged > 0 && r.im[0] != 0 ? 3 : 2);
+  require_all(comm, r.converged >= need,
+              "layer " + std::to_string(t) + ": Krylov-Schur converged " + std::to_string(r.converged) + " of the " +
+                  std::to_string(need) + " leading eigenpairs needed (try power.eigensolver = lapack)");
+  // The vectors are distributed by rows of F: gather each one whole, [converged, d].
+  const Partition rows = op.rows();
+  int rank = 0;
+  TOKDYN_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  const std::int64_t local = rows.count(rank);
+  std::vector<double> by_row(static_cast<std::size_t>(local) * r.converged);  // [local, converged]
+  for (int k = 0; k < r.converged; ++k)
+    for (std::int64_t i = 0; i < local; ++i) by_row[i * r.converged + k] = r.right[k * local + i];
+  const std::vector<double> all = allgather_rows(comm, rows, by_row, r.converged);  // [d, converged]
+  std::vector<double> right(static_cast<std::size_t>(r.converged) * d);
+  for (int k = 0; k < r.converged; ++k)
+    for (int i = 0; i < d; ++i) right[static_cast<std::size_t>(k) * d + i] = all[static_cast<std::size_t>(i) * r.converged + k];
+  return leading_direction_from(d, r.converged, r.re.data(), r.im.data(), right.data());
 }
 
 double alignment(const LeadingDirection& lead, const double* x) {

@@ -20,6 +20,7 @@
 #include "tokdyn/spectral/layer_matrix.hpp"
 #include "tokdyn/spectral/power_layer.hpp"
 #include "tokdyn/spectral/steering.hpp"
+#include "tokdyn/spectral/synthetic_weights.hpp"
 #include "tokdyn/sphere/sphere.hpp"
 
 using namespace tokdyn;
@@ -644,4 +645,44 @@ TEST(PowerState, DetectsConsensusBipartiteLimitCycleAndNone) {
   FinalStateDetector off_plane(world.get(), part, d, plane, tol, 1);
   off_plane.observe(spread.data(), spread.data());
   EXPECT_EQ(off_plane.classify(spread.data()), "none");
+}
+
+// The Krylov–Schur leading direction (matrix-free, vectors gathered) equals the dense one: eigenvalues,
+// the gap, and the projectors onto span(v_1) or S and onto the plane of v_1, v_2, with and without residual.
+TEST(PowerKrylov, LeadingDirectionEqualsTheDenseOne) {
+  const Comm comm;
+  for (const char* kind : {"dominant", "complex"})
+    for (const bool residual : {false, true}) {
+      SyntheticSpec spec;
+      spec.kind = kind;
+      spec.d = 48;
+      spec.heads = 4;
+      spec.outliers = 4;
+      const SyntheticWeights w(spec);
+      const int d = w.d();
+      const LeadingDirection dense = leading_direction(d, layer_matrix(w.layer(0)), residual);
+      const LeadingDirection krylov = leading_direction_krylov(comm.get(), w, 0, residual);
+      ASSERT_EQ(krylov.pair, dense.pair) << kind;
+      EXPECT_EQ(dense.pair, std::string(kind) == "complex");
+      EXPECT_NEAR(krylov.re, dense.re, 1e-10 * dense.modulus) << kind << residual;
+      EXPECT_NEAR(krylov.im, dense.im, 1e-10 * dense.modulus) << kind << residual;
+      EXPECT_NEAR(krylov.next_modulus, dense.next_modulus, 1e-10 * dense.modulus) << kind << residual;
+      EXPECT_NEAR(krylov.gap, dense.gap, 1e-10) << kind << residual;
+      // Projectors P = B^T B of the orthonormal bases agree (the bases themselves may differ by phase).
+      for (const auto basis : {&LeadingDirection::basis, &LeadingDirection::plane}) {
+        const std::vector<double>& a = krylov.*basis;
+        const std::vector<double>& b = dense.*basis;
+        ASSERT_EQ(a.size(), b.size());
+        const int rows = static_cast<int>(a.size()) / d;
+        for (int i = 0; i < d; ++i)
+          for (int j = 0; j < d; ++j) {
+            double pa = 0, pb = 0;
+            for (int r = 0; r < rows; ++r) {
+              pa += a[r * d + i] * a[r * d + j];
+              pb += b[r * d + i] * b[r * d + j];
+            }
+            ASSERT_NEAR(pa, pb, 1e-8) << kind << " residual " << residual << " rows " << rows;
+          }
+      }
+    }
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tokdyn/core/partition.hpp"
+#include "tokdyn/spectral/layer_weights.hpp"
 
 namespace tokdyn {
 
@@ -37,6 +38,12 @@ struct LeadingDirection {
 
 // f: F [d, d] row-major. residual: the acting matrix is I + F.
 LeadingDirection leading_direction(int d, const std::vector<double>& f, bool residual);
+// The same from the leading `count` eigenpairs sorted by decreasing modulus (dense_eigen's layout: a pair
+// as rows Re v, Im v of right [count, d]); count >= 2 (3 when lambda_1 is a pair) for the gap and plane.
+LeadingDirection leading_direction_from(int d, int count, const double* re, const double* im, const double* right);
+// The same for layer t of source by Krylov–Schur on the matrix-free operator (no rank forms F; for d
+// beyond a dense solve), the vectors gathered on every rank. Collective; InputError when it does not converge.
+LeadingDirection leading_direction_krylov(MPI_Comm comm, const WeightSource& source, std::int64_t t, bool residual);
 
 // gamma(x) = |P x| / |x|, P the orthogonal projector onto span(v_1) (real) or S (pair).
 double alignment(const LeadingDirection& lead, const double* x);
