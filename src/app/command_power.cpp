@@ -208,7 +208,7 @@ DeckSchema power_schema() {
   s.add_text("power.token_ids", "", "comma list of token ids whose embeddings are the tokens (power.tokens = embedding)");
   s.add_choice("power.eigensolver", "auto", {"auto", "lapack", "krylovschur"},
                "leading eigenpairs of each layer: LAPACK dgeev on F (every rank), Krylov-Schur on the matrix-free "
-               "operator, or auto (LAPACK up to d = 2048)");
+               "operator, or auto (LAPACK up to d = 2048, Krylov-Schur above with LAPACK where it does not converge)");
   s.add_real("power.tol", 1e-4, "tolerance (radians) of the final-state detection", 0.0, 1.0, true);
   s.add_int("power.window", 10, "layers a limit cycle must persist", 1);
   s.add_text("steer.target", "",
@@ -266,8 +266,15 @@ int run_power(const Comm& comm, const DeckSchema& schema, const Arguments& args)
   const std::string& eigensolver = deck.get_text("power.eigensolver");
   const bool krylov = eigensolver == "krylovschur" || (eigensolver == "auto" && d > 2048);
   auto lead_of = [&](std::int64_t t, const LayerWeights& w, bool residual) {
-    return krylov ? leading_direction_krylov(comm.get(), *source, t, residual)
-                  : leading_direction(d, layer_matrix(w), residual);
+    if (krylov) {
+      try {
+        return leading_direction_krylov(comm.get(), *source, t, residual);
+      } catch (const InputError& e) {  // collective: every rank sees the same non-convergence
+        if (eigensolver != "auto") throw;
+        comm.print("tokdyn power: " + std::string(e.what()) + "; LAPACK for this layer");
+      }
+    }
+    return leading_direction(d, layer_matrix(w), residual);
   };
   const LeadingDirection lead_first = lead_of(0, first, options.residual);
   const LeadingDirection lead_last =

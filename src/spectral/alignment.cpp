@@ -98,6 +98,9 @@ LeadingDirection leading_direction_krylov(MPI_Comm comm, const WeightSource& sou
   s.nev = std::min(4, d);  // lambda_1 (or the pair), the next eigenvalue, and v_2 for the plane
   s.residual = residual;
   s.tol = 1e-10;
+  // A wide subspace: layer spectra crowd at their edge (small gaps), where a narrow one stalls.
+  s.ncv = std::min(d, 64);
+  s.max_it = 2000;
   const LayerOperator op(comm, source, t, residual);
   const EigenResult r = eigen_operator(comm, op, s);
   const int need = std::min(d, r.converged > 0 && r.im[0] != 0 ? 3 : 2);
