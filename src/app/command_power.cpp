@@ -27,51 +27,6 @@
 namespace tokdyn {
 namespace {
 
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> items;
-  std::stringstream s(text);
-  std::string item;
-  while (std::getline(s, item, ',')) {
-    const auto b = item.find_first_not_of(" \t"), e = item.find_last_not_of(" \t");
-    items.push_back(b == std::string::npos ? std::string() : item.substr(b, e - b + 1));
-  }
-  return items;
-}
-
-std::vector<std::int64_t> parse_ids(const std::string& text, const std::string& key) {
-  std::vector<std::int64_t> ids;
-  for (const std::string& item : split_list(text)) {
-    std::size_t used = 0;
-    long long v = -1;
-    try {
-      v = std::stoll(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != item.size() || v < 0)
-      throw InputError("deck key '" + key + "': '" + item + "' is not a token id (a non-negative integer)");
-    ids.push_back(v);
-  }
-  return ids;
-}
-
-std::vector<double> parse_reals(const std::string& text, const std::string& key) {
-  std::vector<double> values;
-  for (const std::string& item : split_list(text)) {
-    std::size_t used = 0;
-    double v = NAN;
-    try {
-      v = std::stod(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != item.size() || !std::isfinite(v) || v < 0)
-      throw InputError("deck key '" + key + "': '" + item + "' is not a finite non-negative number");
-    values.push_back(v);
-  }
-  return values;
-}
-
 // The rows [N, d] of a token file, read after checking its shape against the model width.
 std::vector<double> file_tokens(const std::string& path, const std::string& dataset, const Comm& comm, int d,
                                 Partition& partition) {
@@ -102,7 +57,7 @@ std::vector<double> initial_power_tokens(const Deck& deck, const Comm& comm, con
   if (kind == "file") return file_tokens(deck.get_text("power.token_file"), deck.get_text("power.token_dataset"), comm, d,
                                          partition);
   if (kind == "embedding") {
-    const std::vector<std::int64_t> ids = parse_ids(deck.get_text("power.token_ids"), "power.token_ids");
+    const std::vector<std::int64_t> ids = parse_index_list("power.token_ids", deck.get_text("power.token_ids"), "a token id");
     if (ids.empty()) throw InputError("power.tokens = embedding needs power.token_ids (a comma list of token ids)");
     if (!source.has_embedding())
       throw InputError("power.token_ids needs a model with a token embedding; " + source.describe() + " has none");
@@ -137,13 +92,13 @@ std::vector<double> steering_target(const std::string& target, const Comm& comm,
   const std::string what = "steer.target '" + target + "'";
   std::vector<double> u;
   if (target.rfind("axis:", 0) == 0) {
-    const std::vector<std::int64_t> k = parse_ids(target.substr(5), "steer.target");
+    const std::vector<std::int64_t> k = parse_index_list("steer.target", target.substr(5), "a coordinate index");
     if (k.size() != 1 || k[0] >= d)
       throw InputError(what + ": axis:K takes one coordinate K in [0, d = " + std::to_string(d) + ")");
     u.assign(d, 0.0);
     u[k[0]] = 1;
   } else if (target.rfind("token:", 0) == 0) {
-    const std::vector<std::int64_t> id = parse_ids(target.substr(6), "steer.target");
+    const std::vector<std::int64_t> id = parse_index_list("steer.target", target.substr(6), "a token id");
     if (id.size() != 1) throw InputError(what + ": token:ID takes one token id");
     if (!source.has_embedding())
       throw InputError(what + " needs a model with a token embedding; " + source.describe() + " has none");
@@ -243,7 +198,7 @@ int run_power(const Comm& comm, const DeckSchema& schema, const Arguments& args)
   std::vector<double> u, strengths;
   if (!target.empty()) {
     u = steering_target(target, comm, *source, d);
-    strengths = parse_reals(deck.get_text("steer.strengths"), "steer.strengths");
+    strengths = parse_real_list("steer.strengths", deck.get_text("steer.strengths"));
     if (strengths.empty()) strengths.push_back(deck.get_real("steer.strength"));
   }
 

@@ -28,20 +28,8 @@ std::vector<std::int64_t> layers_of(const std::string& text, std::int64_t layers
   if (text == "all") {
     for (std::int64_t t = 0; t < layers; ++t) out.push_back(t);
   } else {
-    std::stringstream in(text);
-    std::string item;
-    while (std::getline(in, item, ',')) {
-      std::size_t used = 0;
-      long long t = -1;
-      try {
-        t = std::stoll(item, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used == 0 || item.find_first_not_of(" \t", used) != std::string::npos)
-        throw InputError("deck key 'spectrum.layers' = '" + text + "': '" + item +
-                         "' is not a layer index (give all, or 0-based indices separated by commas)");
-      if (t < 0 || t >= layers)
+    for (const std::int64_t t : parse_index_list("spectrum.layers", text, "a layer index")) {
+      if (t >= layers)
         throw InputError("deck key 'spectrum.layers' = '" + text + "': layer " + std::to_string(t) +
                          " is outside [0, " + std::to_string(layers) + ")");
       out.push_back(t);

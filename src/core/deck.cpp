@@ -301,4 +301,53 @@ std::vector<std::string> Deck::differences(const Deck& other) const {
   return keys;
 }
 
+namespace {
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::stringstream s(text);
+  std::string item;
+  while (std::getline(s, item, ',')) {
+    const auto b = item.find_first_not_of(" \t"), e = item.find_last_not_of(" \t");
+    items.push_back(b == std::string::npos ? std::string() : item.substr(b, e - b + 1));
+  }
+  return items;
+}
+
+}  // namespace
+
+std::vector<std::int64_t> parse_index_list(const std::string& key, const std::string& text, const std::string& what) {
+  std::vector<std::int64_t> values;
+  for (const std::string& item : split_list(text)) {
+    std::size_t used = 0;
+    long long v = -1;
+    try {
+      v = std::stoll(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size() || v < 0)
+      throw InputError("deck key '" + key + "': '" + item + "' is not " + what + " (a non-negative integer)");
+    values.push_back(v);
+  }
+  return values;
+}
+
+std::vector<double> parse_real_list(const std::string& key, const std::string& text) {
+  std::vector<double> values;
+  for (const std::string& item : split_list(text)) {
+    std::size_t used = 0;
+    double v = 0;
+    try {
+      v = std::stod(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size() || !std::isfinite(v) || v < 0)
+      throw InputError("deck key '" + key + "': '" + item + "' is not a finite non-negative number");
+    values.push_back(v);
+  }
+  return values;
+}
+
 }  // namespace tokdyn

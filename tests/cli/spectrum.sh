@@ -171,7 +171,7 @@ expect_error 2 "'spectrum.solver' = 'arpack'" spectrum "$deck" --spectrum.solver
 expect_error 3 "'spectrum.nev' = 600 exceeds d = 512" spectrum "$deck" --spectrum.nev=600 --run.output=bad.h5
 expect_error 2 "'spectrum.layers' = '0,4': layer 4 is outside \[0, 4\)" spectrum "$deck" --spectrum.layers=0,4 \
   --run.output=bad.h5
-expect_error 2 "'spectrum.layers' = '1,x'" spectrum "$deck" --spectrum.layers=1,x --run.output=bad.h5
+expect_error 2 "'spectrum.layers': 'x' is not a layer index" spectrum "$deck" --spectrum.layers=1,x --run.output=bad.h5
 expect_error 2 "'spectrum.ncv' = 5 must lie in" spectrum "$deck" --spectrum.ncv=5 --run.output=bad.h5
 expect_error 2 "weights file 'missing.h5' \(weights.file\) does not exist" spectrum "$deck" --weights.format=hdf5 \
   --weights.file=missing.h5 --run.output=bad.h5
