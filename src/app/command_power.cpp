@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdio>
 #include <optional>
-#include <sstream>
 #include <string>
 
 #include "commands.hpp"

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
-#include <sstream>
 #include <string>
 
 #include "commands.hpp"
