@@ -21,7 +21,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tokdyn_h5 import cli_main, open_h5, to_scalar, to_str  # noqa: E402
+from tokdyn_h5 import cli_main, open_h5, read_datasets, study_group, to_str  # noqa: E402
 
 import matplotlib
 
@@ -40,18 +40,10 @@ class RunError(Exception):
 def read_run(path):
     """Return a dict with the diagnostics series and the snapshots of a meanfield run file."""
     with open_h5(path, RunError) as h5:
-        command = to_str(h5.attrs.get("command", ""))
-        if command != "meanfield":
-            raise RunError(f"{path}: root attribute 'command' is '{command}', not 'meanfield'")
-        for group in ("diagnostics", "meanfield"):
-            if group not in h5:
-                raise RunError(f"{path}: missing group /{group}")
-        out = {"status": to_str(h5.attrs.get("status", "")), "solver": to_str(h5["meanfield"].attrs.get("solver", ""))}
-        for name in SERIES:
-            if name not in h5["diagnostics"]:
-                raise RunError(f"{path}: missing dataset /diagnostics/{name}")
-            out[name] = np.asarray(h5["diagnostics"][name][()], dtype=np.float64)
-        g = h5["meanfield"]
+        g = study_group(h5, path, "meanfield", "meanfield", RunError)
+        diagnostics = study_group(h5, path, "meanfield", "diagnostics", RunError)
+        out = {"status": to_str(h5.attrs.get("status", "")), "solver": to_str(g.attrs.get("solver", ""))}
+        out.update(read_datasets(diagnostics, path, SERIES, RunError, np.float64))
         if "snapshot_time" not in g:
             raise RunError(f"{path}: missing dataset /meanfield/snapshot_time (run not complete?)")
         out["snapshot_time"] = np.asarray(g["snapshot_time"][()])

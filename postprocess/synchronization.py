@@ -23,7 +23,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tokdyn_h5 import cli_main, open_h5, to_scalar, to_str  # noqa: E402
+from tokdyn_h5 import cli_main, open_h5, read_datasets, require_attributes, study_group, to_scalar, to_str  # noqa: E402
 
 import matplotlib
 
@@ -44,20 +44,11 @@ class ResultError(Exception):
 def read_result(path):
     """Return a dict of the /synchronization datasets and attributes of a synchronize result."""
     with open_h5(path, ResultError) as h5:
-        command = to_str(h5.attrs.get("command", ""))
-        if command != "synchronize":
-            raise ResultError(f"{path}: root attribute 'command' is '{command}', not 'synchronize'")
-        if "synchronization" not in h5:
-            raise ResultError(f"{path}: missing group /synchronization")
-        g = h5["synchronization"]
+        g = study_group(h5, path, "synchronize", "synchronization", ResultError)
         out = {"path": path, "status": to_str(h5.attrs.get("status", "")), "notes": to_str(g.attrs.get("notes", ""))}
-        for name in DATASETS:
-            if name not in g:
-                raise ResultError(f"{path}: missing dataset /synchronization/{name}")
-            out[name] = np.asarray(g[name][()], dtype=np.float64)
+        out.update(read_datasets(g, path, DATASETS, ResultError, np.float64))
+        require_attributes(g, path, ATTRIBUTES, ResultError)
         for name in ATTRIBUTES:
-            if name not in g.attrs:
-                raise ResultError(f"{path}: missing attribute /synchronization/{name}")
             out[name] = float(to_scalar(g.attrs[name]))
     return out
 

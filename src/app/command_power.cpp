@@ -211,15 +211,16 @@ int run_power(const Comm& comm, const DeckSchema& schema, const Arguments& args)
                 comm.size(), comm.size() == 1 ? "" : "s", control.output.c_str());
   comm.print(line);
 
-  // Shared weights are read once; layer-varying ones layer by layer.
-  std::optional<LayerWeights> shared_weights;
-  if (shared) shared_weights.emplace(source->layer(0));
-  auto weights = [&](std::int64_t t) { return shared ? *shared_weights : source->layer(t); };
-  const LayerWeights first = weights(0);
-  // Each layer's v_1: dense on every rank, or Krylov-Schur on the operator O (V x) for large d.
+  // Shared weights are read once and never copied; layer-varying ones layer by layer.
+  const LayerWeights first = source->layer(0);
+  auto weights_of = [&](std::int64_t t, std::optional<LayerWeights>& slot) -> const LayerWeights& {
+    return shared || t == 0 ? first : slot.emplace(source->layer(t));
+  };
+  // Each layer's v_1: dense on every rank, or Krylov-Schur on the operator O (V x) for large d (which reads
+  // only its rows of the layer). w: the layer when the caller holds it already.
   const std::string& eigensolver = deck.get_text("power.eigensolver");
   const bool krylov = eigensolver == "krylovschur" || (eigensolver == "auto" && d > 2048);
-  auto lead_of = [&](std::int64_t t, const LayerWeights& w, bool residual) {
+  auto lead_of = [&](std::int64_t t, const LayerWeights* w, bool residual) {
     if (krylov) {
       try {
         return leading_direction_krylov(comm.get(), *source, t, residual);
@@ -228,11 +229,11 @@ int run_power(const Comm& comm, const DeckSchema& schema, const Arguments& args)
         comm.print("tokdyn power: " + std::string(e.what()) + "; LAPACK for this layer");
       }
     }
-    return leading_direction(d, layer_matrix(w), residual);
+    std::optional<LayerWeights> slot;
+    return leading_direction(d, layer_matrix(w ? *w : weights_of(t, slot)), residual);
   };
-  const LeadingDirection lead_first = lead_of(0, first, options.residual);
-  const LeadingDirection lead_last =
-      shared || layers == 1 ? lead_first : lead_of(layers - 1, weights(layers - 1), options.residual);
+  const LeadingDirection lead_first = lead_of(0, &first, options.residual);
+  const LeadingDirection lead_last = shared || layers == 1 ? lead_first : lead_of(layers - 1, nullptr, options.residual);
 
   RunInfo info{"power", deck.resolved_text(), static_cast<std::uint64_t>(deck.get_int("run.seed")), N, d};
   RunFile file = RunFile::create(control.partial, comm.get(), info);
@@ -258,10 +259,11 @@ int run_power(const Comm& comm, const DeckSchema& schema, const Arguments& args)
   std::vector<double> before, last_input, first_input = x;
   const double start = MPI_Wtime();
   for (std::int64_t t = 0; t < layers; ++t) {
-    const LayerWeights w = t == 0 ? first : weights(t);
+    std::optional<LayerWeights> slot;
+    const LayerWeights& w = weights_of(t, slot);
     const LeadingDirection lead = (shared || t == 0) ? lead_first
                                   : t == layers - 1  ? lead_last
-                                                     : lead_of(t, w, options.residual);
+                                                     : lead_of(t, &w, options.residual);
     before = x;
     if (t == layers - 1) last_input = x;
     layer.apply(w, t, x.data());
@@ -345,13 +347,14 @@ int run_power(const Comm& comm, const DeckSchema& schema, const Arguments& args)
   if (!u.empty()) {
     // alpha_t is a multiple of |lambda_1(F_t)|, F_t itself (not I + F_t).
     const bool every_layer = deck.get_text("steer.layers") == "all";
+    auto weights = [&](std::int64_t t) { return shared || t == 0 ? first : source->layer(t); };
     SteeringRun run{weights, every_layer ? 0 : layers - 1, layers, shared, {}};
     for (std::int64_t t = run.first; t < layers; ++t) {
       if (shared && t > run.first) {
         run.lambda1_modulus.push_back(run.lambda1_modulus.front());
         continue;
       }
-      const double m = !options.residual ? l1_abs[t] : lead_of(t, weights(t), false).modulus;
+      const double m = !options.residual ? l1_abs[t] : lead_of(t, nullptr, false).modulus;
       run.lambda1_modulus.push_back(m);
     }
     const std::vector<SteeringPoint> points =
@@ -381,7 +384,7 @@ int run_power(const Comm& comm, const DeckSchema& schema, const Arguments& args)
     const TargetAlignment unsteered = target_alignment(comm.get(), partition, x.data(), u);
     h5::write_attribute(sg, "unsteered_alignment_mean", unsteered.mean);
     h5::write_attribute(sg, "target_v1_alignment",
-                        alignment(lead_of(layers - 1, weights(layers - 1), false), u.data()));
+                        alignment(lead_of(layers - 1, nullptr, false), u.data()));
   }
   plane_first.close();
   plane_last.close();

@@ -26,7 +26,7 @@ std::vector<double> unit_target(const std::vector<double>& u, int d, const std::
   return unit;
 }
 
-LayerWeights steer_layer(const LayerWeights& w, const std::vector<double>& u, double alpha, int* value_rank) {
+std::vector<double> steering_coefficients(const LayerWeights& w, const std::vector<double>& u, int* value_rank) {
   const int d = w.d, D = w.width();
   // w = pinv(V^T) u: V^T is [d, D]; V [D, d] row-major is V^T column-major, so transpose into row-major V^T.
   std::vector<double> vt(static_cast<std::size_t>(d) * D);
@@ -35,11 +35,21 @@ LayerWeights steer_layer(const LayerWeights& w, const std::vector<double>& u, do
   std::vector<double> coef(D);
   const int rank = least_squares(d, D, vt.data(), u.data(), coef.data(), 1e-12);
   if (value_rank) *value_rank = rank;
+  return coef;
+}
+
+LayerWeights steered_layer(const LayerWeights& w, const std::vector<double>& u, const std::vector<double>& coef,
+                           double alpha) {
+  const int d = w.d, D = w.width();
   LayerWeights steered = w;
   // O' [d, D] = O + alpha u w^T
   for (int i = 0; i < d; ++i)
     for (int k = 0; k < D; ++k) steered.output[static_cast<std::size_t>(i) * D + k] += alpha * u[i] * coef[k];
   return steered;
+}
+
+LayerWeights steer_layer(const LayerWeights& w, const std::vector<double>& u, double alpha, int* value_rank) {
+  return steered_layer(w, u, steering_coefficients(w, u, value_rank), alpha);
 }
 
 TargetAlignment target_alignment(MPI_Comm comm, const Partition& partition, const double* x,
@@ -69,16 +79,22 @@ std::vector<SteeringPoint> steering_sweep(MPI_Comm comm, PowerLayer& layer, cons
                                           const std::vector<double>& strengths) {
   if (static_cast<std::int64_t>(run.lambda1_modulus.size()) != run.layers - run.first)
     throw std::invalid_argument("steering_sweep: one |lambda_1| per steered layer");
+  // pinv(V_t^T) u of every steered layer once (once in all for shared weights), not once per strength.
+  std::vector<std::vector<double>> coef;
+  int value_rank = 0;
+  for (std::int64_t t = run.first; t < run.layers && (t == run.first || !run.shared); ++t)
+    coef.push_back(steering_coefficients(run.weights(t), u, &value_rank));
   std::vector<SteeringPoint> points;
   std::vector<double> x;
   for (double c : strengths) {
     SteeringPoint p;
     p.strength = c;
+    p.value_rank = value_rank;  // of V_L
     x = x_first;
     LayerWeights steered;
     for (std::int64_t t = run.first; t < run.layers; ++t) {
       p.alpha = c * run.lambda1_modulus[t - run.first];
-      if (t == run.first || !run.shared) steered = steer_layer(run.weights(t), u, p.alpha, &p.value_rank);
+      if (t == run.first || !run.shared) steered = steered_layer(run.weights(t), u, coef[t - run.first], p.alpha);
       layer.apply(steered, t, x.data());
     }
     p.alignment = target_alignment(comm, layer.partition(), x.data(), u);

@@ -429,6 +429,22 @@ TEST(PowerClaims, ComplexPairRotatesInItsPlane) {
     }
 }
 
+namespace {
+
+// The unit target u = cosine v + sqrt(1 - cosine^2) e', e' the unit part of e orthogonal to the unit v:
+// <u, v> = cosine exactly.
+std::vector<double> target_at(const std::vector<double>& v, std::vector<double> e, double cosine) {
+  const int d = static_cast<int>(e.size());
+  double ev = 0, ee = 0;
+  for (int a = 0; a < d; ++a) ev += e[a] * v[a];
+  for (int a = 0; a < d; ++a) e[a] -= ev * v[a], ee += e[a] * e[a];
+  std::vector<double> u(d);
+  for (int a = 0; a < d; ++a) u[a] = cosine * v[a] + std::sqrt(1 - cosine * cosine) * e[a] / std::sqrt(ee);
+  return unit_target(u, d, "u");
+}
+
+}  // namespace
+
 TEST(PowerClaims, SteeringMakesUThePrincipalDirection) {
   // F'_L = F_L + alpha u u^T exactly (V orthogonal, rank d), and with c = 20 the outputs align with u.
   const Comm world;
@@ -441,12 +457,8 @@ TEST(PowerClaims, SteeringMakesUThePrincipalDirection) {
   // is ~ 1 - 1 / (2 c^2 <u, v_1>^2): c = 20 gives 0.996 here, while a target at 85 degrees would need c ~ 80.
   const LeadingDirection lead = leading_direction(d, f, false);
   std::vector<double> e(d);
-  double ev = 0, ee = 0;
-  for (int a = 0; a < d; ++a) e[a] = std::cos(1.0 + a), ev += e[a] * lead.eigvec[a];
-  for (int a = 0; a < d; ++a) e[a] -= ev * lead.eigvec[a], ee += e[a] * e[a];
-  std::vector<double> u(d);
-  for (int a = 0; a < d; ++a) u[a] = 0.5 * lead.eigvec[a] + std::sqrt(0.75) * e[a] / std::sqrt(ee);
-  u = unit_target(u, d, "u");
+  for (int a = 0; a < d; ++a) e[a] = std::cos(1.0 + a);
+  const std::vector<double> u = target_at(lead.eigvec, e, 0.5);
   double uv = 0;
   for (int a = 0; a < d; ++a) uv += u[a] * lead.eigvec[a];
   const double c = 20, alpha = c * lead.modulus;
@@ -501,11 +513,8 @@ TEST(PowerClaims, SteeringEveryLayerAlignsEvenWithAFarTarget) {
   const LayerWeights w = layer_with_matrix(f, d, true, 5);
   const LeadingDirection lead = leading_direction(d, f, false);
   std::vector<double> e(d);
-  double ev = 0, ee = 0;
-  for (int a = 0; a < d; ++a) e[a] = std::sin(2.0 + 3 * a), ev += e[a] * lead.eigvec[a];
-  for (int a = 0; a < d; ++a) e[a] -= ev * lead.eigvec[a], ee += e[a] * e[a];
-  std::vector<double> u(d);
-  for (int a = 0; a < d; ++a) u[a] = 0.02 * lead.eigvec[a] + std::sqrt(1 - 0.02 * 0.02) * e[a] / std::sqrt(ee);
+  for (int a = 0; a < d; ++a) e[a] = std::sin(2.0 + 3 * a);
+  const std::vector<double> u = target_at(lead.eigvec, e, 0.02);
   const std::int64_t n = 40;
   const int layers = 80;  // unsteered: |1 + lambda_2| / |1 + lambda_1| = 0.8, 0.8^80 ~ 2e-8
   for (PowerAttention kind : {PowerAttention::identity, PowerAttention::uniform, PowerAttention::softmax}) {

@@ -24,6 +24,10 @@ std::vector<double> unit_target(const std::vector<double>& u, int d, const std::
 // projector onto range(V^T); P u = u, i.e. F' = F + alpha u u^T exactly, when V [D, d] has rank d.
 // value_rank (optional): the numerical rank of V.
 LayerWeights steer_layer(const LayerWeights& w, const std::vector<double>& u, double alpha, int* value_rank = nullptr);
+// Its two halves: w = pinv(V^T) u (the O(d D^2) part, independent of alpha), and O' = O + alpha u w^T.
+std::vector<double> steering_coefficients(const LayerWeights& w, const std::vector<double>& u, int* value_rank = nullptr);
+LayerWeights steered_layer(const LayerWeights& w, const std::vector<double>& u, const std::vector<double>& coef,
+                           double alpha);
 
 // Mean and min over all tokens of |<x_i, u>| / |x_i| (u unit); x: this rank's rows [n_local, d].
 struct TargetAlignment {
