@@ -50,10 +50,10 @@ void select_rows(hid_t space, hsize_t begin, hsize_t count, int skip_dims = 0, h
   TOKDYN_H5(H5Sselect_hyperslab(space, H5S_SELECT_SET, start.data(), nullptr, cnt.data(), nullptr));
 }
 
-// Collective read or write of rows [begin, begin+count) of dimension skip_dims (with dimension 0
-// fixed at `row` when skip_dims == 1, for series).
+// Read or write of rows [begin, begin+count) of dimension skip_dims (with dimension 0 fixed at `row` when
+// skip_dims == 1, for series); collective, or by this rank alone (a file opened without MPI-IO).
 void transfer_slab(hid_t dataset, hid_t mem_type, void* data, hsize_t begin, hsize_t count, bool write,
-                          int skip_dims, hsize_t row) {
+                          int skip_dims, hsize_t row, bool collective = true) {
   std::vector<hsize_t> d = dims(dataset);
   Handle file_space = make_space_handle(TOKDYN_H5(H5Dget_space(dataset)));
   select_rows(file_space, begin, count, skip_dims, row);
@@ -64,11 +64,12 @@ void transfer_slab(hid_t dataset, hid_t mem_type, void* data, hsize_t begin, hsi
       count && !mem_dims.empty() ? TOKDYN_H5(H5Screate_simple(static_cast<int>(mem_dims.size()), mem_dims.data(), nullptr))
                                  : TOKDYN_H5(H5Screate_simple(1, &one, nullptr)));
   if (!count) TOKDYN_H5(H5Sselect_none(mem_space));
-  Handle dxpl = collective_transfer();
+  Handle dxpl = collective ? collective_transfer() : Handle();
+  const hid_t plist = collective ? dxpl.id() : H5P_DEFAULT;
   if (write)
-    TOKDYN_H5(H5Dwrite(dataset, mem_type, mem_space, file_space, dxpl, data));
+    TOKDYN_H5(H5Dwrite(dataset, mem_type, mem_space, file_space, plist, data));
   else
-    TOKDYN_H5(H5Dread(dataset, mem_type, mem_space, file_space, dxpl, data));
+    TOKDYN_H5(H5Dread(dataset, mem_type, mem_space, file_space, plist, data));
 }
 
 }  // namespace
@@ -284,8 +285,9 @@ void read_slab(hid_t dataset, hid_t mem_type, void* data, hsize_t begin, hsize_t
   transfer_slab(dataset, mem_type, data, begin, count, false, 0, 0);
 }
 
-void read_series_slab(hid_t dataset, hsize_t row, hid_t mem_type, void* data, hsize_t begin, hsize_t count) {
-  transfer_slab(dataset, mem_type, data, begin, count, false, 1, row);
+void read_series_slab(hid_t dataset, hsize_t row, hid_t mem_type, void* data, hsize_t begin, hsize_t count,
+                      bool collective) {
+  transfer_slab(dataset, mem_type, data, begin, count, false, 1, row, collective);
 }
 
 }  // namespace tokdyn::h5

@@ -144,12 +144,9 @@ std::vector<double> Hdf5Weights::rows(hid_t dataset, std::int64_t t, std::int64_
                             std::to_string(total) + " rows");
   std::vector<double> out(static_cast<std::size_t>((end - begin) * cols));
   if (out.empty()) return out;
-  h5::Handle file_space = h5::make_space_handle(TOKDYN_H5(H5Dget_space(dataset)));
-  const hsize_t start[3] = {static_cast<hsize_t>(shared_ ? 0 : t), static_cast<hsize_t>(begin), 0};
-  const hsize_t count[3] = {1, static_cast<hsize_t>(end - begin), static_cast<hsize_t>(cols)};
-  TOKDYN_H5(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, nullptr, count, nullptr));
-  h5::Handle mem_space = h5::make_space_handle(TOKDYN_H5(H5Screate_simple(2, count + 1, nullptr)));
-  TOKDYN_H5(H5Dread(dataset, H5T_NATIVE_DOUBLE, mem_space, file_space, H5P_DEFAULT, out.data()));
+  // Rows [begin, end) of layer t (the file's only layer when shared), read by this rank alone.
+  h5::read_series_slab(dataset, static_cast<hsize_t>(shared_ ? 0 : t), H5T_NATIVE_DOUBLE, out.data(),
+                       static_cast<hsize_t>(begin), static_cast<hsize_t>(end - begin), false);
   return out;
 }
 

@@ -88,7 +88,9 @@ void write_vector(hid_t parent, const std::string& name, const std::vector<doubl
                   const std::vector<hsize_t>& shape = {});
 // Reads rows [begin, begin + count) of the first dimension (all other dimensions whole).
 void read_slab(hid_t dataset, hid_t mem_type, void* data, hsize_t begin, hsize_t count);
-// Reads rows [begin, begin+count) of the given `row` of a series [rows, n, ...].
-void read_series_slab(hid_t dataset, hsize_t row, hid_t mem_type, void* data, hsize_t begin, hsize_t count);
+// Reads rows [begin, begin+count) of the given `row` of a series [rows, n, ...]; collective, or (collective =
+// false) by this rank alone from a file it opened without MPI-IO.
+void read_series_slab(hid_t dataset, hsize_t row, hid_t mem_type, void* data, hsize_t begin, hsize_t count,
+                      bool collective = true);
 
 }  // namespace tokdyn::h5
