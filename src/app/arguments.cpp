@@ -29,7 +29,7 @@ Arguments split_arguments(const std::vector<std::string>& args) {
     } else if (s == "--resume") {
       a.request.resume = true;
     } else if (s == "--status") {
-      a.status = true;
+      a.request.status = true;
     } else if (s == "--restart" || starts_with(s, "--restart=")) {
       a.request.restart = value_of("--restart");
     } else if (starts_with(s, "--")) {

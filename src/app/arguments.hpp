@@ -5,14 +5,13 @@
 #include <string>
 #include <vector>
 
-#include "tokdyn/dynamics/simulation.hpp"
+#include "tokdyn/run/run.hpp"
 
 namespace tokdyn {
 
 struct Arguments {
   RunRequest request;
   bool help = false;
-  bool status = false;
   std::vector<std::string> petsc;  // e.g. -log_view, -eps_nev 10
 };
 

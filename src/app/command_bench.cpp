@@ -34,8 +34,8 @@ DeckSchema bench_schema() {
   return s;
 }
 
-int run_bench(const Comm& comm, const DeckSchema& schema, const Arguments& args) {
-  const Deck deck = Deck::parse(schema, args.request.deck_path, args.request.overrides);
+int run_bench(const Comm& comm, const DeckSchema& schema, const RunRequest& request) {
+  const Deck deck = Deck::parse(schema, request.deck_path, request.overrides);
   set_blas_threads(static_cast<int>(deck.get_int("bench.blas_threads")));
   const std::string kernel = deck.get_text("bench.kernel");
   const std::int64_t n = deck.get_int("bench.N");

@@ -10,15 +10,16 @@
 #include "tokdyn/dynamics/convergence.hpp"
 #include "tokdyn/dynamics/meanfield.hpp"
 #include "tokdyn/dynamics/sde.hpp"
-#include "tokdyn/dynamics/simulation.hpp"
 #include "tokdyn/io/run_file.hpp"
 #include "tokdyn/noise/random_mlp.hpp"
+#include "tokdyn/run/keys.hpp"
 
 namespace tokdyn {
 
 DeckSchema converge_schema() {
   DeckSchema s;
-  add_study_run_keys(s, "converge.h5");
+  add_run_keys(s, "converge.h5");
+  add_tile_key(s);
   s.add_int("model.N", 64, "depth and width studies: tokens N", 1, 1 << 20);
   s.add_int("model.d", 5, "dimension d", 2, 1 << 16);
   s.add_int("model.L", 64, "width and tokens studies: depth L (tokens: layers of T / L each)", 1);
@@ -84,36 +85,42 @@ Estimate level_slope(const std::vector<std::int64_t>& levels, const std::vector<
   });
 }
 
-int run_converge(const Comm& comm, const DeckSchema& schema, const Arguments& args) {
-  const Deck deck = Deck::parse(schema, args.request.deck_path, args.request.overrides);
+int run_converge(const Comm& comm, const DeckSchema& schema, const RunRequest& request) {
+  Run run(comm, schema, request, "converge");
+  if (run.done()) return 0;
+  const Deck& deck = run.deck();
   const std::string study = deck.get_text("converge.study");
-  if (study == "tokens") return run_converge_tokens(comm, deck, args);
+  if (study == "tokens") return run_converge_tokens(run);
   ConvergenceSetup s;
   s.n = deck.get_int("model.N");
   s.d = static_cast<int>(deck.get_int("model.d"));
   s.horizon = deck.get_real("model.T");
   s.factor = deck.get_bool("attention.enabled") ? deck.get_real("attention.factor") : 0.0;
   s.attention_style = deck.get_text("attention.style");
-  s.weights = attention_weights_from_deck(deck, s.d, comm.get());
   s.tile = static_cast<int>(deck.get_int("run.tile"));
   s.field_name = deck.get_text("noise.field");
-  s.field = field_params_from_deck(deck, s.d);
   s.seed = static_cast<std::uint64_t>(deck.get_int("run.seed"));
-  s.progress_interval = deck.get_real("run.progress_interval");
   const int levels = static_cast<int>(deck.get_int("converge.levels"));
   const std::int64_t base = deck.get_int(study == "depth" ? "converge.L0" : "converge.m0");
   StudyTasks tasks = study_tasks(deck, base);
   const std::vector<std::int64_t>& values = tasks.levels;
   s.replicas = tasks.replicas;
+  // One replica on one rank at a time: its J + 1 token systems, the Gram and covariance matrices of the
+  // width study, the random features and attention weights of each system.
+  const double J = static_cast<double>(values.size()), nd = static_cast<double>(s.n) * s.d, n = static_cast<double>(s.n);
+  MemoryEstimate memory;
+  memory.add("token systems of a replica [J + 1, N, d] x 6", 6 * (J + 1) * nd);
+  if (s.factor != 0) memory.add("attention weights [d, d] x 3 per system", 3 * (J + 1) * s.d * double(s.d));
+  if (study == "depth")
+    memory.add("random features [M, d] and modes [N, M] per system",
+               (J + 1) * (static_cast<double>(deck.get_int("noise.features")) + 1) * (s.d + 2 * n));
+  else
+    memory.add("Gram, covariance and its root [N, N] x 4, hidden [N, m]", 4 * n * n + n * static_cast<double>(values.back()));
+  run.require_memory(memory);
+  s.weights = attention_weights_from_deck(deck, s.d, comm.get());
+  s.field = field_params_from_deck(deck, s.d);
 
-  const RunControl control = study_control(deck.get_text("run.output"), args.request);
-  if (args.status) {
-    comm.print(run_status(comm, control));
-    return 0;
-  }
-  if (!prepare_output(comm, control)) return 0;
-
-  ConvergenceResult r;
+  std::unique_ptr<ReplicaStudy> state;
   std::int64_t reference = 0;
   char line[256];
   if (study == "depth") {
@@ -125,53 +132,55 @@ int run_converge(const Comm& comm, const DeckSchema& schema, const Arguments& ar
     std::snprintf(line, sizeof line, "tokdyn converge depth: N = %lld, d = %d, T = %g, reference %s at L = %lld, %zu replicas, %s field",
                   static_cast<long long>(s.n), s.d, s.horizon, d.reference_scheme.c_str(),
                   static_cast<long long>(reference), s.replicas.size(), s.field_name.c_str());
-    comm.print(line);
-    r = run_depth_study(comm.get(), s, d);
+    state = std::make_unique<DepthReplicas>(comm, s, d);
   } else {
     WidthStudy w;
     w.widths = values;
     w.layers = deck.get_int("model.L");
     std::snprintf(line, sizeof line, "tokdyn converge width: N = %lld, d = %d, L = %lld, T = %g, %zu replicas",
                   static_cast<long long>(s.n), s.d, static_cast<long long>(w.layers), s.horizon, s.replicas.size());
-    comm.print(line);
-    r = run_width_study(comm.get(), s, w);
+    state = std::make_unique<WidthReplicas>(comm, s, w);
   }
+  run.print(line);
 
-  // Per level: mean over replicas with a normal 95% interval; slope of log mean against log level.
-  const std::size_t J = r.levels.size(), R = r.replicas.size();
-  comm.print(study == "depth" ? "      L   mse_grid (95% CI)                 mse_sup          mse_final"
-                              : "      m   mse (95% CI)                      mse_sup          mse_final");
-  for (std::size_t j = 0; j < J; ++j) {
-    double s1 = 0, s2 = 0, sup = 0, fin = 0;
-    for (std::size_t i = 0; i < R; ++i) {
-      const double e = r.mse_grid[i * J + j];
-      s1 += e, s2 += e * e, sup += r.mse_sup[i * J + j], fin += r.mse_final[i * J + j];
+  state->on_finish([&](RunFile& file) {
+    const ConvergenceResult r = study == "depth" ? static_cast<DepthReplicas&>(*state).result()
+                                                 : static_cast<WidthReplicas&>(*state).result();
+    // Per level: mean over replicas with a normal 95% interval; slope of log mean against log level.
+    const std::size_t J = r.levels.size(), R = r.replicas.size();
+    char text[256];
+    comm.print(study == "depth" ? "      L   mse_grid (95% CI)                 mse_sup          mse_final"
+                                : "      m   mse (95% CI)                      mse_sup          mse_final");
+    for (std::size_t j = 0; j < J; ++j) {
+      double s1 = 0, s2 = 0, sup = 0, fin = 0;
+      for (std::size_t i = 0; i < R; ++i) {
+        const double e = r.mse_grid[i * J + j];
+        s1 += e, s2 += e * e, sup += r.mse_sup[i * J + j], fin += r.mse_final[i * J + j];
+      }
+      const double mean = s1 / R, sd = R > 1 ? std::sqrt(std::max(0.0, (s2 - R * mean * mean) / (R - 1))) : 0;
+      std::snprintf(text, sizeof text, "  %5lld   %.4e +- %.2e            %.4e       %.4e",
+                    static_cast<long long>(r.levels[j]), mean, 1.96 * sd / std::sqrt(static_cast<double>(R)), sup / R,
+                    fin / R);
+      comm.print(text);
     }
-    const double mean = s1 / R, sd = R > 1 ? std::sqrt(std::max(0.0, (s2 - R * mean * mean) / (R - 1))) : 0;
-    std::snprintf(line, sizeof line, "  %5lld   %.4e +- %.2e            %.4e       %.4e", static_cast<long long>(r.levels[j]),
-                  mean, 1.96 * sd / std::sqrt(static_cast<double>(R)), sup / R, fin / R);
-    comm.print(line);
-  }
-  if (J >= 2) {
-    const Estimate g = level_slope(r.levels, r.mse_grid, R), u = level_slope(r.levels, r.mse_sup, R);
-    std::snprintf(line, sizeof line, "slope of log mse_grid: %.3f [%.3f, %.3f]; of log mse_sup: %.3f [%.3f, %.3f] (expected -1)",
-                  g.value, g.low, g.high, u.value, u.low, u.high);
-    comm.print(line);
-  }
-
-  RunInfo info{"converge", deck.resolved_text(), s.seed, 0, s.d};
-  RunFile file = RunFile::create(control.partial, comm.get(), info);
-  const hid_t g = file.study_group("converge");
-  h5::write_attribute(g, "study", study);
-  h5::write_attribute(g, "reference_layers", reference);
-  std::vector<double> lv(r.levels.begin(), r.levels.end()), rp(r.replicas.begin(), r.replicas.end());
-  h5::write_vector(g, "levels", lv, comm.get());
-  h5::write_vector(g, "replicas", rp, comm.get());
-  h5::write_vector(g, "mse_grid", r.mse_grid, comm.get(), {R, J});
-  h5::write_vector(g, "mse_sup", r.mse_sup, comm.get(), {R, J});
-  h5::write_vector(g, "mse_final", r.mse_final, comm.get(), {R, J});
-  complete_study(comm, control, file);
-  return 0;
+    if (J >= 2) {
+      const Estimate g = level_slope(r.levels, r.mse_grid, R), u = level_slope(r.levels, r.mse_sup, R);
+      std::snprintf(text, sizeof text,
+                    "slope of log mse_grid: %.3f [%.3f, %.3f]; of log mse_sup: %.3f [%.3f, %.3f] (expected -1)", g.value,
+                    g.low, g.high, u.value, u.low, u.high);
+      comm.print(text);
+    }
+    const hid_t g = file.study_group("converge");
+    h5::write_attribute(g, "study", study);
+    h5::write_attribute(g, "reference_layers", reference);
+    std::vector<double> lv(r.levels.begin(), r.levels.end()), rp(r.replicas.begin(), r.replicas.end());
+    h5::write_vector(g, "levels", lv, comm.get());
+    h5::write_vector(g, "replicas", rp, comm.get());
+    h5::write_vector(g, "mse_grid", r.mse_grid, comm.get(), {R, J});
+    h5::write_vector(g, "mse_sup", r.mse_sup, comm.get(), {R, J});
+    h5::write_vector(g, "mse_final", r.mse_final, comm.get(), {R, J});
+  });
+  return run.execute(*state, RunInfo{"", "", s.seed, 0, s.d, ""});
 }
 
 }  // namespace tokdyn

@@ -6,16 +6,15 @@
 
 #include "commands.hpp"
 #include "tokdyn/diagnostics/lyapunov.hpp"
-#include "tokdyn/dynamics/simulation.hpp"
 #include "tokdyn/io/run_file.hpp"
 #include "tokdyn/noise/random_mlp.hpp"
+#include "tokdyn/run/keys.hpp"
 
 namespace tokdyn {
 
 DeckSchema lyapunov_schema() {
   DeckSchema s;
-  s.add_text("run.output", "lyapunov.h5", "result file (HDF5); empty: print only");
-  s.add_int("run.seed", 1, "seed of the pair simulations", 0);
+  add_run_keys(s, "lyapunov.h5");
   s.add_int("model.d", 5, "dimension d", 2, 1 << 20);
   s.add_int("model.L", 500, "layers of the pair simulation", 1);
   s.add_real("model.T", 20.0, "horizon T of the pair simulation", 0.0, 1e12, true);
@@ -28,8 +27,10 @@ DeckSchema lyapunov_schema() {
   return s;
 }
 
-int run_lyapunov(const Comm& comm, const DeckSchema& schema, const Arguments& args) {
-  const Deck deck = Deck::parse(schema, args.request.deck_path, args.request.overrides);
+int run_lyapunov(const Comm& comm, const DeckSchema& schema, const RunRequest& request) {
+  Run run(comm, schema, request, "lyapunov");
+  if (run.done()) return 0;
+  const Deck& deck = run.deck();
   const int d = static_cast<int>(deck.get_int("model.d"));
   const MlpKernel kernel{&activation(deck.get_text("mlp.activation")), d, deck.get_real("mlp.sigma_u"),
                          deck.get_real("mlp.sigma_w")};
@@ -59,21 +60,34 @@ int run_lyapunov(const Comm& comm, const DeckSchema& schema, const Arguments& ar
   comm.print(line);
   row("kappa(1) + kappa'(1) (Var rate)", p.var_rate, NAN);
 
-  PairExponents m;
+  // The pairs: one replica study (no pairs without lyapunov.simulate: the predictions alone).
   const bool simulate = deck.get_bool("lyapunov.simulate");
+  PairSimulation sim;
+  sim.replicas = simulate ? deck.get_int("lyapunov.replicas") : 0;
+  sim.layers = deck.get_int("model.L");
+  sim.horizon = deck.get_real("model.T");
+  sim.width = deck.get_int("mlp.width");
+  sim.separation = deck.get_real("lyapunov.separation");
+  sim.seed = static_cast<std::uint64_t>(deck.get_int("run.seed"));
+  MemoryEstimate memory;
+  memory.add("log growth of every pair [replicas, L + 1]", static_cast<double>(sim.replicas) * (sim.layers + 1));
+  mlp_memory(memory, sim.width, d);
+  run.require_memory(memory);
   if (simulate) {
-    PairSimulation sim;
-    sim.replicas = deck.get_int("lyapunov.replicas");
-    sim.layers = deck.get_int("model.L");
-    sim.horizon = deck.get_real("model.T");
-    sim.width = deck.get_int("mlp.width");
-    sim.separation = deck.get_real("lyapunov.separation");
-    sim.seed = static_cast<std::uint64_t>(deck.get_int("run.seed"));
     std::snprintf(line, sizeof line, "pairs: %lld replicas, L = %lld, T = %g, m = %lld, r0 = %g on %d rank%s",
                   static_cast<long long>(sim.replicas), static_cast<long long>(sim.layers), sim.horizon,
                   static_cast<long long>(sim.width), sim.separation, comm.size(), comm.size() == 1 ? "" : "s");
     comm.print(line);
-    m = simulate_pair_exponents(comm.get(), kernel, sim);
+  }
+  PairReplicas pairs(comm, kernel, sim);
+  pairs.on_finish([&](RunFile& file) {
+    const hid_t g = file.study_group("lyapunov");
+    const std::pair<const char*, double> constants[] = {
+        {"kappa1", p.kappa1}, {"kappa_prime1", p.kappa_prime1}, {"lambda1", p.lambda1}, {"lambdabar", p.lambdabar},
+        {"lambdabar_prime", p.lambdabar_prime}, {"argmin_u", p.argmin_u}, {"var_rate", p.var_rate}};
+    for (const auto& [name, value] : constants) h5::write_attribute(g, name, value);
+    if (!simulate) return;
+    const PairExponents m = pairs.exponents();
     comm.print("  measured slope (95% bootstrap CI)         predicted");
     auto measured = [&](const char* name, const Estimate& e, double predicted) {
       std::snprintf(line, sizeof line, "  %-22s % .4f [% .4f, % .4f]   % .4f", name, e.value, e.low, e.high, predicted);
@@ -82,20 +96,6 @@ int run_lyapunov(const Comm& comm, const DeckSchema& schema, const Arguments& ar
     measured("E log|X-Y|", m.slope_mean_log, p.lambda1);
     measured("Var log|X-Y|", m.slope_var_log, p.var_rate);
     measured("log E|X-Y|^2", m.slope_log_mean_square, p.lambdabar);
-  }
-
-  const std::string output = deck.get_text("run.output");
-  if (output.empty()) return 0;
-  const RunControl control = study_control(output, args.request);
-  if (!prepare_output(comm, control)) return 0;
-  RunInfo info{"lyapunov", deck.resolved_text(), static_cast<std::uint64_t>(deck.get_int("run.seed")), 0, d};
-  RunFile file = RunFile::create(control.partial, comm.get(), info);
-  const hid_t g = file.study_group("lyapunov");
-  const std::pair<const char*, double> constants[] = {
-      {"kappa1", p.kappa1}, {"kappa_prime1", p.kappa_prime1}, {"lambda1", p.lambda1}, {"lambdabar", p.lambdabar},
-      {"lambdabar_prime", p.lambdabar_prime}, {"argmin_u", p.argmin_u}, {"var_rate", p.var_rate}};
-  for (const auto& [name, value] : constants) h5::write_attribute(g, name, value);
-  if (simulate) {
     h5::write_vector(g, "time", m.time, comm.get());
     h5::write_vector(g, "mean_log", m.mean_log, comm.get());
     h5::write_vector(g, "var_log", m.var_log, comm.get());
@@ -104,12 +104,8 @@ int run_lyapunov(const Comm& comm, const DeckSchema& schema, const Arguments& ar
                                                        {"slope_var_log", m.slope_var_log},
                                                        {"slope_log_mean_square", m.slope_log_mean_square}};
     for (const auto& [name, e] : slopes) h5::write_vector(g, name, {e.value, e.low, e.high}, comm.get());
-  }
-  file.set_status("complete");
-  file.close();
-  finish_output(comm, control);
-  comm.print("wrote '" + output + "'");
-  return 0;
+  });
+  return run.execute(pairs, RunInfo{"", "", sim.seed, 0, d, ""});
 }
 
 }  // namespace tokdyn

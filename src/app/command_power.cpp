@@ -1,9 +1,10 @@
 // tokdyn power: tokens through the simplified layers of spec power-method section 2 (one power-method step
 // each), their alignment with every layer's leading eigenvector, the final state, and a steering sweep.
-// A study without checkpoints: a forward pass of L layers takes seconds to minutes, and its cost is the
-// per-layer spectrum (dgeev) and attention, not something a restart would save.
+// A run of L layers: the checkpoint holds the tokens, the per-layer series so far and the final-state
+// detector; the leading directions of the first and last layers are recomputed on a restart.
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -11,7 +12,7 @@
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/core/random.hpp"
 #include "tokdyn/diagnostics/fit.hpp"
-#include "tokdyn/dynamics/simulation.hpp"
+#include "tokdyn/run/keys.hpp"
 #include "tokdyn/io/hdf5.hpp"
 #include "tokdyn/io/run_file.hpp"
 #include "tokdyn/io/token_file.hpp"
@@ -143,10 +144,8 @@ std::vector<double> plane_coordinates(const std::vector<double>& plane, const st
 
 DeckSchema power_schema() {
   DeckSchema s;
-  // The run keys of a study (output, seed, tile), without a progress interval: every layer prints a line.
-  s.add_text("run.output", "power.h5", "result file (HDF5)");
-  s.add_int("run.seed", 1, "seed of the random initial tokens", 0);
-  s.add_int("run.tile", 256, "rows per BLAS tile of the softmax logits", 1, 1 << 16);
+  add_run_keys(s, "power.h5");
+  add_tile_key(s);
   s.add_int("run.snapshot_every", 1, "tokens to /tokens/X every k layers (and the first and last); 0: first and last",
             0);
   add_weight_keys(s);
@@ -157,7 +156,7 @@ DeckSchema power_schema() {
   s.add_choice("power.tokens", "random", {"random", "file", "embedding"},
                "initial tokens: iid uniform on the sphere, an HDF5 file, or rows of the model's embedding");
   s.add_int("power.N", 64, "tokens N (power.tokens = random)", 1, 1 << 24);
-  s.add_text("power.token_file", "", "HDF5 file with the initial tokens [N, d] (power.tokens = file)");
+  s.add_file("power.token_file", "", "HDF5 file with the initial tokens [N, d] (power.tokens = file)");
   s.add_text("power.token_dataset", "X", "dataset [N, d] in power.token_file");
   s.add_text("power.token_ids", "", "comma list of token ids whose embeddings are the tokens (power.tokens = embedding)");
   s.add_choice("power.eigensolver", "auto", {"auto", "lapack", "krylovschur"},
@@ -175,8 +174,149 @@ DeckSchema power_schema() {
   return s;
 }
 
-int run_power(const Comm& comm, const DeckSchema& schema, const Arguments& args) {
-  const Deck deck = Deck::parse(schema, args.request.deck_path, args.request.overrides);
+namespace {
+
+// The power-method layers as a run state: tokens x [n_local, d] through layer t per step; per layer the
+// alignment statistics with the layer's leading direction (kept as series, written at the end), the token
+// coordinates in the planes of the first and last layers' v_1, v_2 (a series row per layer) and snapshots.
+class PowerRun : public RunState {
+ public:
+  using Lead = std::function<LeadingDirection(std::int64_t, const LayerWeights*, bool)>;
+  using Weights = std::function<const LayerWeights&(std::int64_t, std::optional<LayerWeights>&)>;
+
+  PowerRun(const Comm& comm, const Partition& partition, int d, std::int64_t layers, bool shared, PowerLayer& layer,
+           FinalStateDetector& detector, const LeadingDirection& lead_first, const LeadingDirection& lead_last,
+           Lead lead_of, Weights weights_of, std::vector<double> x, std::int64_t snapshot_every)
+      : comm_(comm), partition_(partition), d_(d), layers_(layers), shared_(shared), layer_(layer), detector_(detector),
+        lead_first_(lead_first), lead_last_(lead_last), lead_of_(std::move(lead_of)), weights_of_(std::move(weights_of)),
+        x_(std::move(x)), first_input_(x_), every_(snapshot_every), start_(MPI_Wtime()) {}
+
+  std::int64_t steps() const override { return layers_; }
+  double state_bytes() const override { return 8.0 * static_cast<double>(partition_.n_global) * d_; }
+
+  void begin(RunFile& file) override {
+    record_planes(file, 0);
+    file.write_snapshot(0, 0, x_.data(), partition_.begin(comm_.rank()), partition_.count(comm_.rank()));
+  }
+
+  std::int64_t advance(std::int64_t t) override {
+    std::optional<LayerWeights> slot;
+    const LayerWeights& w = weights_of_(t, slot);
+    lead_ = (shared_ || t == 0) ? lead_first_ : t == layers_ - 1 ? lead_last_ : lead_of_(t, &w, layer_.options().residual);
+    const std::vector<double> before = x_;
+    if (t == layers_ - 1) last_input_ = x_;
+    layer_.apply(w, t, x_.data());
+    last_ = layer_alignment(comm_.get(), partition_, lead_, before.data(), x_.data());
+    detector_.observe(before.data(), x_.data());
+    const LayerAlignment& s = last_;
+    index_.push_back(t + 1);
+    pair_.push_back(lead_.pair ? 1 : 0);
+    const double values[kSeries] = {s.gamma_mean, s.gamma_median, s.gamma_q1, s.gamma_q3, s.gamma_in_mean,
+                                    s.sin_mean,   s.rho,          lead_.gap,  lead_.re,   lead_.im,
+                                    lead_.modulus, lead_.next_modulus, s.rotation, lead_.pair ? lead_.angle() : NAN};
+    for (int k = 0; k < kSeries; ++k) series_[k].push_back(values[k]);
+    return t + 1;
+  }
+
+  std::string observe(std::int64_t t, RunFile& file) override {
+    record_planes(file, t);
+    if ((every_ > 0 && t % every_ == 0) || t == layers_)
+      file.write_snapshot(t, double(t), x_.data(), partition_.begin(comm_.rank()), partition_.count(comm_.rank()));
+    const LayerAlignment& s = last_;
+    char line[400];
+    int n = std::snprintf(line, sizeof line,
+                          "layer %lld/%lld: gamma %.6f [q1 %.4f, q3 %.4f], sin %.3e, rho %.3f, |lambda_1| %.5g, gap %.4f",
+                          static_cast<long long>(t), static_cast<long long>(layers_), s.gamma_mean, s.gamma_q1,
+                          s.gamma_q3, s.sin_mean, s.rho, lead_.modulus, lead_.gap);
+    if (lead_.pair)
+      n += std::snprintf(line + n, sizeof line - n, ", rotation %.6f (arg lambda_1 %.6f)", s.rotation, lead_.angle());
+    std::snprintf(line + n, sizeof line - n, " [%.1f s]", MPI_Wtime() - start_);
+    comm_.print(line);
+    return std::isfinite(s.gamma_mean) ? "" : "the alignment gamma is NaN after layer " + std::to_string(t);
+  }
+
+  bool finite() const override {
+    for (double v : x_)
+      if (!std::isfinite(v)) return false;
+    return true;
+  }
+  std::string nonfinite_message(std::int64_t t) const override {
+    return "NaN or Inf in the token state after layer " + std::to_string(t);
+  }
+
+  void save(CheckpointWriter& out) const override {
+    out.rows("X", x_.data(), partition_, d_);
+    out.integers("layer", index_);
+    out.integers("pair", pair_);
+    for (int k = 0; k < kSeries; ++k) out.values(kNames[k], series_[k]);
+    out.attribute("circulating_layers", detector_.circulating_layers());
+    out.attribute("settled", std::int64_t(detector_.settled() ? 1 : 0));
+  }
+
+  void restore(const CheckpointReader& in, RunFile& file) override {
+    in.rows("X", x_.data(), partition_, d_);
+    index_ = in.integers("layer");
+    pair_ = in.integers("pair");
+    for (int k = 0; k < kSeries; ++k) series_[k] = in.values(kNames[k]);
+    detector_.restore(in.int_attribute("circulating_layers"), in.int_attribute("settled") != 0);
+  }
+
+  // What the command does at the end: the final state, the fits, the steering sweep.
+  std::function<void(RunFile&)> on_finish;
+  void finish(RunFile& file) override {
+    if (on_finish) on_finish(file);
+  }
+
+  // Every layer's series, written at the end.
+  static constexpr int kSeries = 14;
+  static constexpr const char* kNames[kSeries] = {
+      "gamma_mean", "gamma_median", "gamma_q1",   "gamma_q3",    "gamma_in_mean", "sin_mean",    "rho",
+      "gap",        "lambda1_re",   "lambda1_im", "lambda1_abs", "lambda2_abs",   "rotation",    "angle"};
+  const std::vector<double>& series(int k) const { return series_[k]; }
+  const std::vector<std::int64_t>& layer_index() const { return index_; }
+  const std::vector<std::int64_t>& pairs() const { return pair_; }
+  const std::vector<double>& x() const { return x_; }
+  const std::vector<double>& first_input() const { return first_input_; }
+  const std::vector<double>& last_input() const { return last_input_; }
+  double seconds() const { return MPI_Wtime() - start_; }
+
+ private:
+  // The coordinates of this rank's tokens in the planes of the first and last layers: a series row.
+  void record_planes(RunFile& file, std::int64_t row) {
+    const hsize_t n = static_cast<hsize_t>(partition_.n_global);
+    const std::int64_t begin = partition_.begin(comm_.rank()), count = partition_.count(comm_.rank());
+    const std::vector<double> a = plane_coordinates(lead_first_.plane, x_, d_), b = plane_coordinates(lead_last_.plane, x_, d_);
+    h5::write_series_row(file.study_series("power", "plane_first", H5T_IEEE_F64LE, {n, 2}), row, H5T_NATIVE_DOUBLE,
+                         a.data(), begin, count);
+    h5::write_series_row(file.study_series("power", "plane_last", H5T_IEEE_F64LE, {n, 2}), row, H5T_NATIVE_DOUBLE,
+                         b.data(), begin, count);
+  }
+
+  const Comm& comm_;
+  Partition partition_;
+  int d_;
+  std::int64_t layers_;
+  bool shared_;
+  PowerLayer& layer_;
+  FinalStateDetector& detector_;
+  const LeadingDirection &lead_first_, &lead_last_;
+  Lead lead_of_;
+  Weights weights_of_;
+  std::vector<double> x_, first_input_, last_input_;
+  std::int64_t every_;
+  double start_;
+  LeadingDirection lead_;
+  LayerAlignment last_{};
+  std::vector<std::int64_t> index_, pair_;
+  std::vector<double> series_[kSeries];
+};
+
+}  // namespace
+
+int run_power(const Comm& comm, const DeckSchema& schema, const RunRequest& request) {
+  Run run(comm, schema, request, "power");
+  if (run.done()) return 0;
+  const Deck& deck = run.deck();
   const std::unique_ptr<WeightSource> source = weights_from_deck(deck, comm.get());
   const int d = source->d();
   if (d < 2) throw InputError(source->describe() + ": the model width must be at least 2");
@@ -184,6 +324,18 @@ int run_power(const Comm& comm, const DeckSchema& schema, const Arguments& args)
   // weights.layers chooses how many (the source honours it; shared weights repeat any number of times).
   const std::int64_t layers = source->layers();
   if (layers < 1) throw InputError(source->describe() + " has no layers");
+  const std::string& eigensolver = deck.get_text("power.eigensolver");
+  const bool krylov = eigensolver == "krylovschur" || (eigensolver == "auto" && d > 2048);
+  {
+    // A layer's weights (two held at once), dgeev's F, vectors and work on every rank, the tokens.
+    const double dd = d, width = static_cast<double>(source->heads()) * source->head_dim();
+    const double n = deck.get_text("power.tokens") == "random" ? static_cast<double>(deck.get_int("power.N")) : 1e4;
+    MemoryEstimate memory;
+    memory.add("layer weights Q, K, V, O [D, d] x 4, two layers", 8 * width * dd);
+    if (!krylov) memory.add("dense eigenproblem: F, eigenvectors, work [d, d] x 5", 5 * dd * dd);
+    memory.add("tokens and step buffers [N/P, d] x 8", 8 * n / comm.size() * dd);
+    run.require_memory(memory);
+  }
 
   PowerLayerOptions options;
   options.attention = power_attention(deck.get_text("power.attention"));
@@ -200,15 +352,12 @@ int run_power(const Comm& comm, const DeckSchema& schema, const Arguments& args)
     strengths = parse_real_list("steer.strengths", deck.get_text("steer.strengths"));
     if (strengths.empty()) strengths.push_back(deck.get_real("steer.strength"));
   }
-
-  const RunControl control = study_control(deck.get_text("run.output"), args.request);
-  if (!prepare_output(comm, control)) return 0;
-  const std::int64_t N = partition.n_global, every = deck.get_int("run.snapshot_every");
+  const std::int64_t N = partition.n_global;
   char line[400];
   std::snprintf(line, sizeof line, "tokdyn power: %s; %s attention%s%s, N = %lld, L = %lld on %d rank%s -> %s",
                 source->describe().c_str(), power_attention_name(options.attention), options.causal ? " (causal)" : "",
                 options.residual ? " + residual" : "", static_cast<long long>(N), static_cast<long long>(layers),
-                comm.size(), comm.size() == 1 ? "" : "s", control.output.c_str());
+                comm.size(), comm.size() == 1 ? "" : "s", run.paths().output.c_str());
   comm.print(line);
 
   // Shared weights are read once and never copied; layer-varying ones layer by layer.
@@ -218,8 +367,6 @@ int run_power(const Comm& comm, const DeckSchema& schema, const Arguments& args)
   };
   // Each layer's v_1: dense on every rank, or Krylov-Schur on the operator O (V x) for large d (which reads
   // only its rows of the layer). w: the layer when the caller holds it already.
-  const std::string& eigensolver = deck.get_text("power.eigensolver");
-  const bool krylov = eigensolver == "krylovschur" || (eigensolver == "auto" && d > 2048);
   auto lead_of = [&](std::int64_t t, const LayerWeights* w, bool residual) {
     if (krylov) {
       try {
@@ -235,130 +382,72 @@ int run_power(const Comm& comm, const DeckSchema& schema, const Arguments& args)
   const LeadingDirection lead_first = lead_of(0, &first, options.residual);
   const LeadingDirection lead_last = shared || layers == 1 ? lead_first : lead_of(layers - 1, nullptr, options.residual);
 
-  RunInfo info{"power", deck.resolved_text(), static_cast<std::uint64_t>(deck.get_int("run.seed")), N, d};
-  RunFile file = RunFile::create(control.partial, comm.get(), info);
-  const hid_t g = file.study_group("power");
-  const std::int64_t begin = partition.begin(comm.rank()), count = partition.count(comm.rank());
-  h5::Handle plane_first = h5::create_series(g, "plane_first", H5T_IEEE_F64LE, {hsize_t(N), 2});
-  h5::Handle plane_last = h5::create_series(g, "plane_last", H5T_IEEE_F64LE, {hsize_t(N), 2});
-  auto record_planes = [&](std::int64_t row) {
-    // A series row per layer; this rank writes its tokens' rows.
-    const std::vector<double> a = plane_coordinates(lead_first.plane, x, d), b = plane_coordinates(lead_last.plane, x, d);
-    h5::write_series_row(plane_first, row, H5T_NATIVE_DOUBLE, a.data(), begin, count);
-    h5::write_series_row(plane_last, row, H5T_NATIVE_DOUBLE, b.data(), begin, count);
-  };
-  record_planes(0);
-  file.write_snapshot(0, 0, x.data(), begin, count);
-
   PowerLayer layer(comm.get(), partition, d, first.width(), options);
   FinalStateDetector detector(comm.get(), partition, d, lead_last.plane, deck.get_real("power.tol"),
                               deck.get_int("power.window"));
-  std::vector<std::int64_t> layer_index, pair;
-  std::vector<double> gamma_mean, gamma_median, gamma_q1, gamma_q3, gamma_in, sin_mean, rho, gap, l1_re, l1_im, l1_abs,
-      l2_abs, rotation, angle;
-  std::vector<double> before, last_input, first_input = x;
-  const double start = MPI_Wtime();
-  for (std::int64_t t = 0; t < layers; ++t) {
-    std::optional<LayerWeights> slot;
-    const LayerWeights& w = weights_of(t, slot);
-    const LeadingDirection lead = (shared || t == 0) ? lead_first
-                                  : t == layers - 1  ? lead_last
-                                                     : lead_of(t, &w, options.residual);
-    before = x;
-    if (t == layers - 1) last_input = x;
-    layer.apply(w, t, x.data());
-    const LayerAlignment s = layer_alignment(comm.get(), partition, lead, before.data(), x.data());
-    detector.observe(before.data(), x.data());
-    layer_index.push_back(t + 1);
-    pair.push_back(lead.pair ? 1 : 0);
-    gamma_mean.push_back(s.gamma_mean);
-    gamma_median.push_back(s.gamma_median);
-    gamma_q1.push_back(s.gamma_q1);
-    gamma_q3.push_back(s.gamma_q3);
-    gamma_in.push_back(s.gamma_in_mean);
-    sin_mean.push_back(s.sin_mean);
-    rho.push_back(s.rho);
-    gap.push_back(lead.gap);
-    l1_re.push_back(lead.re);
-    l1_im.push_back(lead.im);
-    l1_abs.push_back(lead.modulus);
-    l2_abs.push_back(lead.next_modulus);
-    rotation.push_back(s.rotation);
-    angle.push_back(lead.pair ? lead.angle() : NAN);
-    record_planes(t + 1);
-    if ((every > 0 && (t + 1) % every == 0) || t + 1 == layers) file.write_snapshot(t + 1, double(t + 1), x.data(), begin, count);
-    int n = std::snprintf(line, sizeof line,
-                          "layer %lld/%lld: gamma %.6f [q1 %.4f, q3 %.4f], sin %.3e, rho %.3f, |lambda_1| %.5g, gap %.4f",
-                          static_cast<long long>(t + 1), static_cast<long long>(layers), s.gamma_mean, s.gamma_q1,
-                          s.gamma_q3, s.sin_mean, s.rho, lead.modulus, lead.gap);
-    if (lead.pair)
-      n += std::snprintf(line + n, sizeof line - n, ", rotation %.6f (arg lambda_1 %.6f)", s.rotation, lead.angle());
-    std::snprintf(line + n, sizeof line - n, " [%.1f s]", MPI_Wtime() - start);
+  PowerRun state(comm, partition, d, layers, shared, layer, detector, lead_first, lead_last, lead_of, weights_of,
+                 std::move(x), deck.get_int("run.snapshot_every"));
+  state.on_finish = [&](RunFile& file) {
+    const hid_t g = file.study_group("power");
+    const std::string final_state = detector.classify(state.x().data());
+    const std::vector<double>& sin_mean = state.series(5);
+    const std::vector<double>& rho = state.series(6);
+    const std::vector<double>& l1_abs = state.series(10);
+    // Error ratio per layer: exp of the slope of log sin_mean over the later half of the layers where it lies
+    // above the round-off floor 1e-12, against the closed form |lambda_2| / |lambda_1| (|lambda_3| for a pair) of
+    // the last layer.
+    std::vector<double> ts, ys;
+    for (std::int64_t t = 0; t < layers; ++t)
+      if (sin_mean[t] > 1e-12) ts.push_back(double(t)), ys.push_back(std::log(sin_mean[t]));
+    ts.erase(ts.begin(), ts.begin() + static_cast<std::ptrdiff_t>(ts.size() / 2));
+    ys.erase(ys.begin(), ys.begin() + static_cast<std::ptrdiff_t>(ys.size() / 2));
+    const double error_ratio = ts.size() >= 3 ? std::exp(least_squares_slope(ts, ys)) : NAN;
+    const double closed_ratio = lead_last.modulus > 0 ? lead_last.next_modulus / lead_last.modulus : NAN;
+
+    write_ints(g, "layer", state.layer_index(), comm);
+    write_ints(g, "pair", state.pairs(), comm);
+    for (int k = 0; k < PowerRun::kSeries; ++k) h5::write_vector(g, PowerRun::kNames[k], state.series(k), comm.get());
+    h5::write_vector(g, "basis_first", lead_first.plane, comm.get(), {2, hsize_t(d)});
+    h5::write_vector(g, "basis_last", lead_last.plane, comm.get(), {2, hsize_t(d)});
+    h5::write_attribute(g, "state", final_state);
+    h5::write_attribute(g, "attention", std::string(power_attention_name(options.attention)));
+    h5::write_attribute(g, "causal", std::int64_t(options.causal));
+    h5::write_attribute(g, "residual", std::int64_t(options.residual));
+    h5::write_attribute(g, "shared", std::int64_t(shared));
+    h5::write_attribute(g, "weights", source->describe());
+    h5::write_attribute(g, "N", N);
+    h5::write_attribute(g, "d", std::int64_t(d));
+    h5::write_attribute(g, "tol", deck.get_real("power.tol"));
+    h5::write_attribute(g, "window", deck.get_int("power.window"));
+    h5::write_attribute(g, "circulating_layers", detector.circulating_layers());
+    h5::write_attribute(g, "baseline", random_alignment_baseline(d, false));
+    h5::write_attribute(g, "baseline_plane", random_alignment_baseline(d, true));
+    h5::write_attribute(g, "error_ratio", error_ratio);
+    h5::write_attribute(g, "error_ratio_closed_form", closed_ratio);
+    double rho_avg = 0;
+    for (double r : rho) rho_avg += r / layers;
+    h5::write_attribute(g, "rho_mean", rho_avg);
+    std::snprintf(line, sizeof line,
+                  "final state: %s; gamma %.6f (baseline %.4f); mean rho %.4f; error ratio per layer %.6f "
+                  "(|lambda_2|/|lambda_1| of the last layer %.6f); %.2f s",
+                  final_state.c_str(), state.series(0).back(), random_alignment_baseline(d, lead_last.pair), rho_avg,
+                  error_ratio, closed_ratio, state.seconds());
     comm.print(line);
-  }
-  const std::string state = detector.classify(x.data());
-
-  // Error ratio per layer: exp of the slope of log sin_mean over the later half of the layers where it lies above
-  // the round-off floor 1e-12, against the closed form |lambda_2| / |lambda_1| (|lambda_3| for a pair) of the
-  // last layer.
-  std::vector<double> ts, ys;
-  for (std::int64_t t = 0; t < layers; ++t)
-    if (sin_mean[t] > 1e-12) ts.push_back(double(t)), ys.push_back(std::log(sin_mean[t]));
-  ts.erase(ts.begin(), ts.begin() + static_cast<std::ptrdiff_t>(ts.size() / 2));
-  ys.erase(ys.begin(), ys.begin() + static_cast<std::ptrdiff_t>(ys.size() / 2));
-  const double error_ratio = ts.size() >= 3 ? std::exp(least_squares_slope(ts, ys)) : NAN;
-  const double closed_ratio = lead_last.modulus > 0 ? lead_last.next_modulus / lead_last.modulus : NAN;
-
-  write_ints(g, "layer", layer_index, comm);
-  write_ints(g, "pair", pair, comm);
-  const std::pair<const char*, const std::vector<double>*> series[] = {
-      {"gamma_mean", &gamma_mean}, {"gamma_median", &gamma_median}, {"gamma_q1", &gamma_q1}, {"gamma_q3", &gamma_q3},
-      {"gamma_in_mean", &gamma_in}, {"sin_mean", &sin_mean},       {"rho", &rho},           {"gap", &gap},
-      {"lambda1_re", &l1_re},      {"lambda1_im", &l1_im},          {"lambda1_abs", &l1_abs}, {"lambda2_abs", &l2_abs},
-      {"rotation", &rotation},     {"angle", &angle}};
-  for (const auto& [name, values] : series) h5::write_vector(g, name, *values, comm.get());
-  h5::write_vector(g, "basis_first", lead_first.plane, comm.get(), {2, hsize_t(d)});
-  h5::write_vector(g, "basis_last", lead_last.plane, comm.get(), {2, hsize_t(d)});
-  h5::write_attribute(g, "state", state);
-  h5::write_attribute(g, "attention", std::string(power_attention_name(options.attention)));
-  h5::write_attribute(g, "causal", std::int64_t(options.causal));
-  h5::write_attribute(g, "residual", std::int64_t(options.residual));
-  h5::write_attribute(g, "shared", std::int64_t(shared));
-  h5::write_attribute(g, "weights", source->describe());
-  h5::write_attribute(g, "N", N);
-  h5::write_attribute(g, "d", std::int64_t(d));
-  h5::write_attribute(g, "tol", deck.get_real("power.tol"));
-  h5::write_attribute(g, "window", deck.get_int("power.window"));
-  h5::write_attribute(g, "circulating_layers", detector.circulating_layers());
-  h5::write_attribute(g, "baseline", random_alignment_baseline(d, false));
-  h5::write_attribute(g, "baseline_plane", random_alignment_baseline(d, true));
-  h5::write_attribute(g, "error_ratio", error_ratio);
-  h5::write_attribute(g, "error_ratio_closed_form", closed_ratio);
-  double rho_avg = 0;
-  for (double r : rho) rho_avg += r / layers;
-  h5::write_attribute(g, "rho_mean", rho_avg);
-  std::snprintf(line, sizeof line,
-                "final state: %s; gamma %.6f (baseline %.4f); mean rho %.4f; error ratio per layer %.6f "
-                "(|lambda_2|/|lambda_1| of the last layer %.6f); %.2f s",
-                state.c_str(), gamma_mean.back(), random_alignment_baseline(d, lead_last.pair), rho_avg, error_ratio,
-                closed_ratio, MPI_Wtime() - start);
-  comm.print(line);
-
-  if (!u.empty()) {
+    if (u.empty()) return;
     // alpha_t is a multiple of |lambda_1(F_t)|, F_t itself (not I + F_t).
     const bool every_layer = deck.get_text("steer.layers") == "all";
     auto weights = [&](std::int64_t t) { return shared || t == 0 ? first : source->layer(t); };
-    SteeringRun run{weights, every_layer ? 0 : layers - 1, layers, shared, {}};
-    for (std::int64_t t = run.first; t < layers; ++t) {
-      if (shared && t > run.first) {
-        run.lambda1_modulus.push_back(run.lambda1_modulus.front());
+    SteeringRun steer{weights, every_layer ? 0 : layers - 1, layers, shared, {}};
+    for (std::int64_t t = steer.first; t < layers; ++t) {
+      if (shared && t > steer.first) {
+        steer.lambda1_modulus.push_back(steer.lambda1_modulus.front());
         continue;
       }
       const double m = !options.residual ? l1_abs[t] : lead_of(t, nullptr, false).modulus;
-      run.lambda1_modulus.push_back(m);
+      steer.lambda1_modulus.push_back(m);
     }
     const std::vector<SteeringPoint> points =
-        steering_sweep(comm.get(), layer, run, every_layer ? first_input : last_input, u, strengths);
+        steering_sweep(comm.get(), layer, steer, every_layer ? state.first_input() : state.last_input(), u, strengths);
     const hid_t sg = file.study_group("steer");
     std::vector<double> c, alpha, mean, least, re, im, sgap, eig;
     for (const SteeringPoint& p : points) {
@@ -378,18 +467,14 @@ int run_power(const Comm& comm, const DeckSchema& schema, const Arguments& args)
     for (const auto& [name, values] : steer_series) h5::write_vector(sg, name, *values, comm.get());
     h5::write_vector(sg, "target", u, comm.get());
     h5::write_attribute(sg, "target_spec", target);
-    h5::write_attribute(sg, "lambda1_abs", run.lambda1_modulus.back());
+    h5::write_attribute(sg, "lambda1_abs", steer.lambda1_modulus.back());
     h5::write_attribute(sg, "layers", deck.get_text("steer.layers"));
     h5::write_attribute(sg, "value_rank", std::int64_t(points.empty() ? 0 : points[0].value_rank));
-    const TargetAlignment unsteered = target_alignment(comm.get(), partition, x.data(), u);
+    const TargetAlignment unsteered = target_alignment(comm.get(), partition, state.x().data(), u);
     h5::write_attribute(sg, "unsteered_alignment_mean", unsteered.mean);
-    h5::write_attribute(sg, "target_v1_alignment",
-                        alignment(lead_of(layers - 1, nullptr, false), u.data()));
-  }
-  plane_first.close();
-  plane_last.close();
-  complete_study(comm, control, file);
-  return 0;
+    h5::write_attribute(sg, "target_v1_alignment", alignment(lead_of(layers - 1, nullptr, false), u.data()));
+  };
+  return run.execute(state, RunInfo{"", "", static_cast<std::uint64_t>(deck.get_int("run.seed")), N, d, ""});
 }
 
 }  // namespace tokdyn

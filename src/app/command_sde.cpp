@@ -1,19 +1,22 @@
 // tokdyn sde: the limit SDE of spec section 3 (Ito Euler-Maruyama, Stratonovich Heun, LN-projected)
-// with a Gaussian field of kernel kappa, through the shared run driver.
+// with a Gaussian field of kernel kappa, as a run of L steps.
 #include <cstdio>
 
 #include "commands.hpp"
 #include "tokdyn/attention/attention.hpp"
-#include "tokdyn/dynamics/sde.hpp"
 #include "tokdyn/dynamics/initial_tokens.hpp"
-#include "tokdyn/dynamics/simulation.hpp"
+#include "tokdyn/dynamics/sde.hpp"
+#include "tokdyn/dynamics/token_run.hpp"
 #include "tokdyn/noise/random_mlp.hpp"
+#include "tokdyn/run/keys.hpp"
 
 namespace tokdyn {
 
 DeckSchema sde_schema() {
   DeckSchema s;
-  add_run_keys(s);
+  add_run_keys(s, "run.h5");
+  add_tile_key(s);
+  add_diagnostics_keys(s);
   add_model_keys(s);
   add_token_keys(s);
   add_attention_keys(s);
@@ -26,12 +29,10 @@ DeckSchema sde_schema() {
   return s;
 }
 
-int run_sde(const Comm& comm, const DeckSchema& schema, const Arguments& args) {
-  std::optional<RunSetup> run_setup;
-  if (!prepare_run(comm, schema, args.request, args.status, "sde", run_setup)) return 0;
-  const Deck& deck = run_setup->resolved.deck;
-  const RunControl& control = run_setup->control;
-
+int run_sde(const Comm& comm, const DeckSchema& schema, const RunRequest& request) {
+  Run run(comm, schema, request, "sde");
+  if (run.done()) return 0;
+  const Deck& deck = run.deck();
   SdeSetup setup;
   SdeParams& p = setup.params;
   p.n = deck.get_int("model.N");
@@ -43,24 +44,30 @@ int run_sde(const Comm& comm, const DeckSchema& schema, const Arguments& args) {
   p.radial_drift = deck.get_bool("sde.radial_drift");
   p.noise = deck.get_bool("noise.enabled");
   const Partition partition(p.n, comm.size());
+  const int tile = static_cast<int>(deck.get_int("run.tile"));
+  MemoryEstimate memory;
+  token_memory(memory, deck, partition, p.d, tile);
+  if (p.noise) field_memory(memory, deck, partition.count(comm.rank()), p.d);
+  run.require_memory(memory);
+
   setup.n_local = partition.count(comm.rank());
   setup.seed = static_cast<std::uint64_t>(deck.get_int("run.seed"));
-  setup.attention = attention_from_deck(deck, comm.get(), partition, p.d, control.tile);
+  setup.attention = attention_from_deck(deck, comm.get(), partition, p.d, tile);
   if (p.noise) setup.field = field_styles().make(deck.get_text("noise.field"), field_params_from_deck(deck, p.d));
   const std::int64_t modes = setup.field ? setup.field->modes() : 0;
   auto scheme = sde_schemes().make(deck.get_text("sde.scheme"), setup);
-  PairStatisticsPass statistics(comm.get(), partition, p.d, control.beta, control.bins, control.tile);
-
-  RunInfo info{"sde", deck.resolved_text(), setup.seed, p.n, p.d};
-  Simulation simulation(comm, control, info, p.steps, partition, *scheme, statistics);
+  const double beta = deck.get_real("attention.beta");
+  PairStatisticsPass statistics(comm.get(), partition, p.d, beta, static_cast<int>(deck.get_int("diagnostics.bins")),
+                                tile);
+  TokenRun state(comm, partition, p.d, p.steps, *scheme, statistics, token_cadence_from_deck(deck), beta,
+                 [&](std::vector<double>& x) { initial_tokens(deck, comm, partition, p.d, x); });
   char line[256];
   std::snprintf(line, sizeof line, "tokdyn sde (%s, %s field, %lld modes): N = %lld, d = %d, L = %lld, T = %g on %d rank%s",
                 deck.get_text("sde.scheme").c_str(), deck.get_text("noise.field").c_str(), static_cast<long long>(modes),
                 static_cast<long long>(p.n), p.d, static_cast<long long>(p.steps), p.horizon, comm.size(),
                 comm.size() == 1 ? "" : "s");
-  comm.print(line);
-  simulation.run(*run_setup);
-  return 0;
+  run.print(line);
+  return run.execute(state, RunInfo{"", "", setup.seed, p.n, p.d, ""});
 }
 
 }  // namespace tokdyn

@@ -3,13 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <limits>
 #include <string>
 
 #include "commands.hpp"
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/core/progress.hpp"
-#include "tokdyn/dynamics/simulation.hpp"
+#include "tokdyn/run/keys.hpp"
 #include "tokdyn/io/run_file.hpp"
 #include "tokdyn/spectral/distributed_layer_matrix.hpp"
 #include "tokdyn/spectral/eigensolver.hpp"
@@ -65,59 +66,54 @@ std::vector<double> padded(const std::vector<double>& rows, int nev, std::int64_
   return out;
 }
 
-// The /spectrum series, created once the first solve has fixed nev (-eps_nev may change the deck's).
+// The /spectrum series, a row per solved layer, created at the first solve (-eps_nev may change the deck's
+// nev) or found again in a run file restored from a checkpoint. Timing series carry the attribute
+// `timing`: they are the only values two runs of one deck do not share.
 struct SpectrumFile {
-  explicit SpectrumFile(hid_t g) : group(g) {}
-  hid_t group;
   int nev = 0, d = 0;
   bool vectors = false, left = false;
-  h5::Handle layer, re, im, residual, left_residual, converged, gap, complex_leading, seconds, build_seconds, iterations, right,
-      left_vectors, plane;
 
-  void create(int nev_, int d_, bool vectors_, bool left_) {
-    nev = nev_, d = d_, vectors = vectors_, left = left_;
-    const hsize_t k = static_cast<hsize_t>(nev), n = static_cast<hsize_t>(d);
-    layer = h5::create_series(group, "layer", H5T_STD_I64LE, {});
-    re = h5::create_series(group, "eigenvalues_re", H5T_IEEE_F64LE, {k});
-    im = h5::create_series(group, "eigenvalues_im", H5T_IEEE_F64LE, {k});
-    residual = h5::create_series(group, "residual", H5T_IEEE_F64LE, {k});
-    converged = h5::create_series(group, "converged", H5T_STD_I64LE, {});
-    gap = h5::create_series(group, "gap", H5T_IEEE_F64LE, {});
-    complex_leading = h5::create_series(group, "complex_leading", H5T_STD_I64LE, {});
-    seconds = h5::create_series(group, "seconds", H5T_IEEE_F64LE, {});
-    build_seconds = h5::create_series(group, "build_seconds", H5T_IEEE_F64LE, {});
-    iterations = h5::create_series(group, "iterations", H5T_STD_I64LE, {});
-    plane = h5::create_series(group, "plane", H5T_IEEE_F64LE, {2, n});
-    if (vectors) right = h5::create_series(group, "vectors", H5T_IEEE_F64LE, {k, n});
-    if (left) left_residual = h5::create_series(group, "left_residual", H5T_IEEE_F64LE, {k});
-    if (vectors && left) left_vectors = h5::create_series(group, "left_vectors", H5T_IEEE_F64LE, {k, n});
+  hid_t series(RunFile& file, const char* name, hid_t type, const std::vector<hsize_t>& row) const {
+    return file.study_series("spectrum", name, type, row);
   }
 
   // Collective: row `row` from r (every rank holds the same values; each its entries of the vectors).
-  void write(hsize_t row, std::int64_t t, const EigenResult& r, double total, double build, bool root,
-             const Partition& rows, int rank) {
-    const hsize_t one = root ? 1 : 0, many = root ? static_cast<hsize_t>(nev) : 0;
-    auto scalar_i = [&](hid_t ds, std::int64_t v) { h5::write_series_row(ds, row, H5T_NATIVE_INT64, &v, 0, one); };
-    auto scalar_d = [&](hid_t ds, double v) { h5::write_series_row(ds, row, H5T_NATIVE_DOUBLE, &v, 0, one); };
-    auto values = [&](hid_t ds, const std::vector<double>& v) {
-      const std::vector<double> p = padded(v, nev, 1);
-      h5::write_series_row(ds, row, H5T_NATIVE_DOUBLE, p.data(), 0, many);
+  void write(RunFile& file, hsize_t row, std::int64_t t, const EigenResult& r, double total, double build, bool root,
+             const Partition& rows, int rank) const {
+    const hsize_t one = root ? 1 : 0, many = root ? static_cast<hsize_t>(nev) : 0, k = static_cast<hsize_t>(nev),
+                  n = static_cast<hsize_t>(d);
+    auto scalar_i = [&](const char* name, std::int64_t v) {
+      h5::write_series_row(series(file, name, H5T_STD_I64LE, {}), row, H5T_NATIVE_INT64, &v, 0, one);
     };
-    scalar_i(layer, t);
-    values(re, r.re);
-    values(im, r.im);
-    values(residual, r.residual);
-    if (left) values(left_residual, r.left_residual);
-    scalar_i(converged, r.converged);
-    scalar_d(gap, r.gap);
-    scalar_i(complex_leading, r.complex_leading ? 1 : 0);
-    scalar_d(seconds, total);
-    scalar_d(build_seconds, build);
-    scalar_i(iterations, r.iterations);
+    auto scalar_d = [&](const char* name, double v) {
+      h5::write_series_row(series(file, name, H5T_IEEE_F64LE, {}), row, H5T_NATIVE_DOUBLE, &v, 0, one);
+    };
+    auto values = [&](const char* name, const std::vector<double>& v) {
+      const std::vector<double> p = padded(v, nev, 1);
+      h5::write_series_row(series(file, name, H5T_IEEE_F64LE, {k}), row, H5T_NATIVE_DOUBLE, p.data(), 0, many);
+    };
+    scalar_i("layer", t);
+    values("eigenvalues_re", r.re);
+    values("eigenvalues_im", r.im);
+    values("residual", r.residual);
+    if (left) values("left_residual", r.left_residual);
+    scalar_i("converged", r.converged);
+    scalar_d("gap", r.gap);
+    scalar_i("complex_leading", r.complex_leading ? 1 : 0);
+    scalar_d("seconds", total);
+    scalar_d("build_seconds", build);
+    scalar_i("iterations", r.iterations);
     const std::int64_t begin = rows.begin(rank), count = rows.count(rank);
-    write_columns(plane, row, 2, r.plane.empty() ? padded({}, 2, count) : r.plane, begin, count);
-    if (vectors) write_columns(right, row, nev, padded(r.right, nev, count), begin, count);
-    if (vectors && left) write_columns(left_vectors, row, nev, padded(r.left, nev, count), begin, count);
+    write_columns(series(file, "plane", H5T_IEEE_F64LE, {2, n}), row, 2,
+                  r.plane.empty() ? padded({}, 2, count) : r.plane, begin, count);
+    if (vectors) write_columns(series(file, "vectors", H5T_IEEE_F64LE, {k, n}), row, nev, padded(r.right, nev, count),
+                               begin, count);
+    if (vectors && left)
+      write_columns(series(file, "left_vectors", H5T_IEEE_F64LE, {k, n}), row, nev, padded(r.left, nev, count), begin,
+                    count);
+    if (row == 0)
+      for (const char* timing : {"seconds", "build_seconds"})
+        h5::write_attribute(series(file, timing, H5T_IEEE_F64LE, {}), "timing", std::int64_t(1));
   }
 };
 
@@ -127,7 +123,7 @@ std::string which_name(Which w) { return w == Which::largest_real ? "largest-rea
 
 DeckSchema spectrum_schema() {
   DeckSchema s;
-  add_study_run_keys(s, "spectrum.h5");
+  add_run_keys(s, "spectrum.h5");
   add_weight_keys(s);
   s.add_int("spectrum.nev", 10, "eigenpairs per layer (a complex pair counts 2; -eps_nev overrides it for SLEPc)", 1);
   s.add_choice("spectrum.which", "largest-magnitude", {"largest-magnitude", "largest-real"},
@@ -152,8 +148,10 @@ DeckSchema spectrum_schema() {
   return s;
 }
 
-int run_spectrum(const Comm& comm, const DeckSchema& schema, const Arguments& args) {
-  const Deck deck = Deck::parse(schema, args.request.deck_path, args.request.overrides);
+int run_spectrum(const Comm& comm, const DeckSchema& schema, const RunRequest& request) {
+  Run run(comm, schema, request, "spectrum");
+  if (run.done()) return 0;
+  const Deck& deck = run.deck();
   const std::unique_ptr<WeightSource> source = weights_from_deck(deck, comm.get());
   const int d = source->d();
   const std::int64_t total_layers = source->layers();
@@ -180,12 +178,19 @@ int run_spectrum(const Comm& comm, const DeckSchema& schema, const Arguments& ar
     throw InputError("deck key 'spectrum.ncv' = " + std::to_string(s.ncv) + " must lie in (nev = " +
                      std::to_string(s.nev) + ", d = " + std::to_string(d) + "]");
 
-  const RunControl control = study_control(deck.get_text("run.output"), args.request);
-  if (args.status) {
-    comm.print(run_status(comm, control));
-    return 0;
+  {
+    // Per rank: the layer's rows of V and O (shell) or of F (dense), LAPACK's gathered F with its
+    // eigenvectors on rank 0, the Krylov basis, the stored vectors.
+    const double dd = d, width = static_cast<double>(source->heads()) * source->head_dim(), P = comm.size();
+    const double ncv = s.ncv > 0 ? s.ncv : std::max(2.0 * s.nev, s.nev + 15.0);
+    MemoryEstimate memory;
+    if (solver == "lapack") memory.add("LAPACK: F, eigenvectors and work [d, d] x 5 (rank 0)", 5 * dd * dd);
+    else if (op == "dense") memory.add("distributed F [d/P, d] and a block of V", dd * dd / P + 2 * width * dd / P);
+    else memory.add("V, O rows [D/P, d] + [d/P, D]", 2 * width * dd / P);
+    if (solver != "lapack") memory.add("Krylov basis [ncv, d/P]", ncv * dd / P);
+    memory.add("layer weights read per layer [D, d] x 4", 4 * width * dd / P);
+    run.require_memory(memory);
   }
-  if (!prepare_output(comm, control)) return 0;
 
   char line[512];
   std::snprintf(line, sizeof line, "tokdyn spectrum: %s; %zu layer%s of %lld%s; %s%s, nev %d, %s%s, on %d rank%s",
@@ -195,16 +200,40 @@ int run_spectrum(const Comm& comm, const DeckSchema& schema, const Arguments& ar
                 which_name(s.which).c_str(), s.residual ? ", I + F" : "", comm.size(), comm.size() == 1 ? "" : "s");
   comm.print(line);
 
-  RunInfo info{"spectrum", deck.resolved_text(), s.seed, 0, d};
-  RunFile file = RunFile::create(control.partial, comm.get(), info);
-  SpectrumFile out(file.study_group("spectrum"));
+  // A run of one step per listed layer: solve in advance(), a row of /spectrum in observe(); the rows are
+  // the state (they travel in the checkpoint's copy of the run file).
+  class SpectrumRun : public RunState {
+   public:
+    std::function<void(std::int64_t)> solve;
+    std::function<void(RunFile&, std::int64_t)> record;
+    std::function<void(RunFile&)> done;
+    std::int64_t count = 0;
+    std::int64_t steps() const override { return count; }
+    void begin(RunFile&) override {}
+    std::int64_t advance(std::int64_t row) override {
+      solve(row);
+      return row + 1;
+    }
+    std::string observe(std::int64_t row, RunFile& file) override {
+      record(file, row);
+      return "";
+    }
+    bool finite() const override { return true; }  // the weights were checked at load; eigenpairs carry residuals
+    void save(CheckpointWriter&) const override {}
+    void restore(const CheckpointReader&, RunFile&) override {}
+    void finish(RunFile& file) override { done(file); }
+  } state;
+  state.count = static_cast<std::int64_t>(layers.size());
+
+  SpectrumFile out;
+  out.d = d;
   const Partition rows(d, comm.size());
   const double start = MPI_Wtime();
-  std::string method, residual_definition;
-  for (std::size_t row = 0; row < layers.size(); ++row) {
+  EigenResult r;
+  double times[2] = {0, 0};
+  state.solve = [&](std::int64_t row) {
     const std::int64_t t = layers[row];
     const double t0 = MPI_Wtime();
-    EigenResult r;
     double build = 0;
     if (solver == "krylovschur" && op == "shell") {
       const LayerOperator layer_op(comm.get(), *source, t, s.residual);
@@ -217,16 +246,22 @@ int run_spectrum(const Comm& comm, const DeckSchema& schema, const Arguments& ar
                              : eigen_dense(comm.get(), rows, std::move(f), s);
     }
     // Rank 0's clock for every rank: the file and the lines say the same.
-    double times[2] = {MPI_Wtime() - t0, build};
+    times[0] = MPI_Wtime() - t0;
+    times[1] = build;
     TOKDYN_MPI_CHECK(MPI_Bcast(times, 2, MPI_DOUBLE, 0, comm.get()));
-    if (row == 0) {
-      out.create(r.nev, d, s.vectors, s.left);
-      method = r.method;
-      residual_definition = r.residual_definition;
+  };
+  state.record = [&](RunFile& file, std::int64_t done) {
+    const std::size_t row = static_cast<std::size_t>(done - 1);
+    const std::int64_t t = layers[row];
+    if (out.nev == 0) {  // the first solve of this process fixes nev (restored runs: the same deck, the same nev)
+      out.nev = r.nev;
+      out.vectors = s.vectors;
+      out.left = s.left;
+      const hid_t g = file.study_group("spectrum");
+      h5::write_attribute(g, "eps_type", r.method);
+      h5::write_attribute(g, "residual_definition", r.residual_definition);
     }
-    out.write(row, t, r, times[0], times[1], comm.root(), rows, comm.rank());
-    file.flush();
-
+    out.write(file, row, t, r, times[0], times[1], comm.root(), rows, comm.rank());
     double worst = 0;
     for (double e : r.residual) worst = std::max(worst, e);
     const double l1 = r.converged > 0 ? std::hypot(r.re[0], r.im[0]) : nan;
@@ -240,23 +275,22 @@ int run_spectrum(const Comm& comm, const DeckSchema& schema, const Arguments& ar
                   static_cast<long long>(t), row + 1, layers.size(), r.converged, r.nev, l1, angle.c_str(), r.gap,
                   worst, times[0], times[1], format_seconds(elapsed).c_str(), format_seconds(remaining).c_str());
     comm.print(line);
-  }
-
-  const hid_t g = out.group;
-  h5::write_attribute(g, "solver", solver);
-  h5::write_attribute(g, "eps_type", method);
-  h5::write_attribute(g, "operator", solver == "lapack" ? std::string("dense") : op);
-  h5::write_attribute(g, "which", which_name(s.which));
-  h5::write_attribute(g, "nev", static_cast<std::int64_t>(out.nev));
-  h5::write_attribute(g, "d", static_cast<std::int64_t>(d));
-  h5::write_attribute(g, "residual", static_cast<std::int64_t>(s.residual));
-  h5::write_attribute(g, "tol", s.tol);
-  h5::write_attribute(g, "shared", static_cast<std::int64_t>(source->shared()));
-  h5::write_attribute(g, "layers_total", total_layers);
-  h5::write_attribute(g, "source", source->describe());
-  h5::write_attribute(g, "residual_definition", residual_definition);
-  complete_study(comm, control, file);
-  return 0;
+  };
+  state.done = [&](RunFile& file) {
+    const hid_t g = file.study_group("spectrum");
+    h5::write_attribute(g, "solver", solver);
+    h5::write_attribute(g, "operator", solver == "lapack" ? std::string("dense") : op);
+    h5::write_attribute(g, "which", which_name(s.which));
+    h5::write_attribute(g, "nev", static_cast<std::int64_t>(
+                                      h5::dims(file.study_series("spectrum", "eigenvalues_re", H5T_IEEE_F64LE, {1}))[1]));
+    h5::write_attribute(g, "d", static_cast<std::int64_t>(d));
+    h5::write_attribute(g, "residual", static_cast<std::int64_t>(s.residual));
+    h5::write_attribute(g, "tol", s.tol);
+    h5::write_attribute(g, "shared", static_cast<std::int64_t>(source->shared()));
+    h5::write_attribute(g, "layers_total", total_layers);
+    h5::write_attribute(g, "source", source->describe());
+  };
+  return run.execute(state, RunInfo{"", "", s.seed, 0, d, ""});
 }
 
 }  // namespace tokdyn

@@ -8,9 +8,9 @@
 #include "commands.hpp"
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/diagnostics/lyapunov.hpp"
-#include "tokdyn/dynamics/simulation.hpp"
 #include "tokdyn/dynamics/synchronization.hpp"
 #include "tokdyn/io/run_file.hpp"
+#include "tokdyn/run/keys.hpp"
 
 namespace tokdyn {
 namespace {
@@ -33,7 +33,8 @@ bool is_identity(const std::vector<double>& m, int d, double scale) {
 
 DeckSchema synchronize_schema() {
   DeckSchema s;
-  add_study_run_keys(s, "synchronize.h5");
+  add_run_keys(s, "synchronize.h5");
+  add_tile_key(s);
   s.add_int("model.N", 64, "tokens N", 2, 1 << 20);
   s.add_int("model.d", 5, "dimension d (Thm 1.4 needs lambdabar < 0, possible only for d > 3)", 2, 1 << 16);
   s.add_int("model.L", 500, "depth L", 1);
@@ -49,8 +50,10 @@ DeckSchema synchronize_schema() {
   return s;
 }
 
-int run_synchronize(const Comm& comm, const DeckSchema& schema, const Arguments& args) {
-  const Deck deck = Deck::parse(schema, args.request.deck_path, args.request.overrides);
+int run_synchronize(const Comm& comm, const DeckSchema& schema, const RunRequest& request) {
+  Run run(comm, schema, request, "synchronize");
+  if (run.done()) return 0;
+  const Deck& deck = run.deck();
   SynchronizationSetup s;
   s.model.n = deck.get_int("model.N");
   s.model.d = static_cast<int>(deck.get_int("model.d"));
@@ -66,7 +69,6 @@ int run_synchronize(const Comm& comm, const DeckSchema& schema, const Arguments&
   s.every = deck.get_int("diagnostics.every");
   s.beta = deck.get_real("attention.beta");
   s.cluster_cosine = deck.get_real("synchronize.cluster_cosine");
-  s.progress_interval = deck.get_real("run.progress_interval");
   const std::int64_t replicas = deck.get_int("synchronize.replicas"), first = deck.get_int("synchronize.first_replica");
   for (std::int64_t r = 0; r < replicas; ++r) s.replicas.push_back(first + r);
   const double fit_start = deck.get_real("synchronize.fit_start");
@@ -95,12 +97,13 @@ int run_synchronize(const Comm& comm, const DeckSchema& schema, const Arguments&
     notes.push_back("the bound assumes softmax attention with Q^T K = beta I, V = I and factor >= 0 (or none); "
                     "this deck differs");
 
-  const RunControl control = study_control(deck.get_text("run.output"), args.request);
-  if (args.status) {
-    comm.print(run_status(comm, control));
-    return 0;
-  }
-  if (!prepare_output(comm, control)) return 0;
+  // One replica per rank at a time: its tokens and their step buffers, its MLP, attention and pair pass.
+  const double nd = static_cast<double>(s.model.n) * d;
+  MemoryEstimate memory;
+  memory.add("a replica's tokens and buffers [N, d] x 8", 8 * nd);
+  if (s.mlp_enabled) mlp_memory(memory, s.mlp.width, d);
+  if (s.model.factor != 0) memory.add("attention weights and ring blocks", 3.0 * d * d + 4 * nd);
+  run.require_memory(memory);
 
   std::snprintf(line, sizeof line,
                 "tokdyn synchronize: N = %lld, d = %d, L = %lld, T = %g, %s, sigma_U = %g, sigma_W = %g, beta = %g, "
@@ -114,62 +117,62 @@ int run_synchronize(const Comm& comm, const DeckSchema& schema, const Arguments&
   comm.print(line);
   for (const auto& n : notes) comm.print("  note: " + n);
 
-  const SynchronizationResult r = run_synchronization_study(comm.get(), s);
-  const SynchronizationSummary m = summarize_synchronization(r, p.lambdabar_prime, fit_start, s.seed);
-  const std::size_t R = r.replicas.size(), S = r.time.size();
+  SynchronizationReplicas state(comm, s);
+  state.on_finish([&](RunFile& file) {
+    const SynchronizationResult r = state.result();
+    const SynchronizationSummary m = summarize_synchronization(r, p.lambdabar_prime, fit_start, s.seed);
+    const std::size_t R = r.replicas.size(), S = r.time.size();
 
-  comm.print("        t   E[E_beta] (+- s.e.)          bound exp(lambdabar' t) E[E_beta(0)]");
-  for (std::size_t k = 0; k < 6; ++k) {
-    const std::size_t j = k * (S - 1) / 5;
-    std::snprintf(line, sizeof line, "  %7.3f   %.4e +- %.2e         %.4e", r.time[j], m.mean_energy[j],
-                  m.standard_error[j], m.bound[j]);
+    comm.print("        t   E[E_beta] (+- s.e.)          bound exp(lambdabar' t) E[E_beta(0)]");
+    for (std::size_t k = 0; k < 6; ++k) {
+      const std::size_t j = k * (S - 1) / 5;
+      std::snprintf(line, sizeof line, "  %7.3f   %.4e +- %.2e         %.4e", r.time[j], m.mean_energy[j],
+                    m.standard_error[j], m.bound[j]);
+      comm.print(line);
+    }
+    std::snprintf(line, sizeof line, "decay rate of log E[E_beta] over t >= %g: %.4f [%.4f, %.4f] (95%% bootstrap); "
+                  "lambdabar' = %.4f; max E[E_beta]/bound = %.3f", fit_start, m.decay_rate.value, m.decay_rate.low,
+                  m.decay_rate.high, p.lambdabar_prime, m.max_ratio_to_bound);
     comm.print(line);
-  }
-  std::snprintf(line, sizeof line, "decay rate of log E[E_beta] over t >= %g: %.4f [%.4f, %.4f] (95%% bootstrap); "
-                "lambdabar' = %.4f; max E[E_beta]/bound = %.3f", fit_start, m.decay_rate.value, m.decay_rate.low,
-                m.decay_rate.high, p.lambdabar_prime, m.max_ratio_to_bound);
-  comm.print(line);
-  const double pairs = 0.5 * static_cast<double>(s.model.n) * static_cast<double>(s.model.n - 1);
-  double aligned = 0, antipodal = 0, all_clustered = 0;
-  for (std::size_t i = 0; i < R; ++i) {
-    aligned += r.aligned_fraction[i] / R, antipodal += r.antipodal_fraction[i] / R;
-    // Fractions are counts / pairs: every pair is clustered when the counts add up to all pairs.
-    const bool all = (r.aligned_fraction[i] + r.antipodal_fraction[i]) * pairs > pairs - 0.5;
-    all_clustered += all / static_cast<double>(R);
-  }
-  std::snprintf(line, sizeof line, "last layer, mean over replicas: pairs with cos > %g: %.4f, cos < -%g: %.4f; "
-                "replicas with every pair clustered: %.3f", s.cluster_cosine, aligned, s.cluster_cosine, antipodal,
-                all_clustered);
-  comm.print(line);
+    const double pairs = 0.5 * static_cast<double>(s.model.n) * static_cast<double>(s.model.n - 1);
+    double aligned = 0, antipodal = 0, all_clustered = 0;
+    for (std::size_t i = 0; i < R; ++i) {
+      aligned += r.aligned_fraction[i] / R, antipodal += r.antipodal_fraction[i] / R;
+      // Fractions are counts / pairs: every pair is clustered when the counts add up to all pairs.
+      const bool all = (r.aligned_fraction[i] + r.antipodal_fraction[i]) * pairs > pairs - 0.5;
+      all_clustered += all / static_cast<double>(R);
+    }
+    std::snprintf(line, sizeof line, "last layer, mean over replicas: pairs with cos > %g: %.4f, cos < -%g: %.4f; "
+                  "replicas with every pair clustered: %.3f", s.cluster_cosine, aligned, s.cluster_cosine, antipodal,
+                  all_clustered);
+    comm.print(line);
 
-  RunInfo info{"synchronize", deck.resolved_text(), s.seed, 0, d};
-  RunFile file = RunFile::create(control.partial, comm.get(), info);
-  const hid_t g = file.study_group("synchronization");
-  const std::pair<const char*, double> constants[] = {
-      {"kappa1", p.kappa1}, {"kappa_prime1", p.kappa_prime1}, {"lambda1", p.lambda1}, {"lambdabar", p.lambdabar},
-      {"lambdabar_prime", p.lambdabar_prime}, {"argmin_u", p.argmin_u}, {"beta", s.beta},
-      {"cluster_cosine", s.cluster_cosine}, {"fit_start", fit_start}, {"max_ratio_to_bound", m.max_ratio_to_bound}};
-  for (const auto& [name, value] : constants) h5::write_attribute(g, name, value);
-  h5::write_attribute(g, "odd_field", static_cast<std::int64_t>(odd));
-  std::string joined;
-  for (const auto& n : notes) joined += (joined.empty() ? "" : "\n") + n;
-  h5::write_attribute(g, "notes", joined);
-  std::vector<double> ids(r.replicas.begin(), r.replicas.end()), layers(r.layer.begin(), r.layer.end()), e0(R);
-  for (std::size_t i = 0; i < R; ++i) e0[i] = r.energy[i * S];
-  h5::write_vector(g, "replicas", ids, comm.get());
-  h5::write_vector(g, "layer", layers, comm.get());
-  h5::write_vector(g, "time", r.time, comm.get());
-  h5::write_vector(g, "energy", r.energy, comm.get(), {R, S});
-  h5::write_vector(g, "initial_energy", e0, comm.get());
-  h5::write_vector(g, "mean_energy", m.mean_energy, comm.get());
-  h5::write_vector(g, "standard_error", m.standard_error, comm.get());
-  h5::write_vector(g, "bound", m.bound, comm.get());
-  h5::write_vector(g, "decay_rate", {m.decay_rate.value, m.decay_rate.low, m.decay_rate.high}, comm.get());
-  h5::write_vector(g, "aligned_fraction", r.aligned_fraction, comm.get());
-  h5::write_vector(g, "antipodal_fraction", r.antipodal_fraction, comm.get());
-  h5::write_vector(g, "min_cosine", r.min_cosine, comm.get());
-  complete_study(comm, control, file);
-  return 0;
+    const hid_t g = file.study_group("synchronization");
+    const std::pair<const char*, double> constants[] = {
+        {"kappa1", p.kappa1}, {"kappa_prime1", p.kappa_prime1}, {"lambda1", p.lambda1}, {"lambdabar", p.lambdabar},
+        {"lambdabar_prime", p.lambdabar_prime}, {"argmin_u", p.argmin_u}, {"beta", s.beta},
+        {"cluster_cosine", s.cluster_cosine}, {"fit_start", fit_start}, {"max_ratio_to_bound", m.max_ratio_to_bound}};
+    for (const auto& [name, value] : constants) h5::write_attribute(g, name, value);
+    h5::write_attribute(g, "odd_field", static_cast<std::int64_t>(odd));
+    std::string joined;
+    for (const auto& n : notes) joined += (joined.empty() ? "" : "\n") + n;
+    h5::write_attribute(g, "notes", joined);
+    std::vector<double> ids(r.replicas.begin(), r.replicas.end()), layers(r.layer.begin(), r.layer.end()), e0(R);
+    for (std::size_t i = 0; i < R; ++i) e0[i] = r.energy[i * S];
+    h5::write_vector(g, "replicas", ids, comm.get());
+    h5::write_vector(g, "layer", layers, comm.get());
+    h5::write_vector(g, "time", r.time, comm.get());
+    h5::write_vector(g, "energy", r.energy, comm.get(), {R, S});
+    h5::write_vector(g, "initial_energy", e0, comm.get());
+    h5::write_vector(g, "mean_energy", m.mean_energy, comm.get());
+    h5::write_vector(g, "standard_error", m.standard_error, comm.get());
+    h5::write_vector(g, "bound", m.bound, comm.get());
+    h5::write_vector(g, "decay_rate", {m.decay_rate.value, m.decay_rate.low, m.decay_rate.high}, comm.get());
+    h5::write_vector(g, "aligned_fraction", r.aligned_fraction, comm.get());
+    h5::write_vector(g, "antipodal_fraction", r.antipodal_fraction, comm.get());
+    h5::write_vector(g, "min_cosine", r.min_cosine, comm.get());
+  });
+  return run.execute(state, RunInfo{"", "", s.seed, 0, d, ""});
 }
 
 }  // namespace tokdyn

@@ -16,13 +16,11 @@ DeckSchema weights_schema() {
   return s;
 }
 
-int run_weights(const Comm& comm, const DeckSchema& schema, const Arguments& args) {
-  const Deck deck = Deck::parse(schema, args.request.deck_path, args.request.overrides);
-  const std::string output = deck.get_text("convert.output");
-  if (output.empty()) throw InputError("deck key 'convert.output' is empty");
+int run_weights(const Comm& comm, const DeckSchema& schema, const RunRequest& request) {
+  // One output written at once: the run's lock, file checks and --force, no steps.
+  Run run(comm, schema, request, "weights", "convert.output");
+  const Deck& deck = run.deck();
   const std::unique_ptr<WeightSource> source = weights_from_deck(deck, comm.get());
-  const RunControl control = study_control(output, args.request);
-  if (!prepare_output(comm, control)) return 0;
   comm.print("tokdyn weights: " + source->describe());
   char scale[32];
   std::snprintf(scale, sizeof scale, "%.6g", source->score_scale());
@@ -31,8 +29,7 @@ int run_weights(const Comm& comm, const DeckSchema& schema, const Arguments& arg
              (source->shared() ? " (one shared layer)" : "") + ", score scale = " + scale + ", embedding: " +
              (source->has_embedding() ? std::to_string(source->vocab_size()) + " x " + std::to_string(source->d())
                                       : std::string("none")));
-  write_hdf5_weights(control.output, *source, comm.get());
-  comm.print("wrote '" + control.output + "'");
+  run.write_once([&](const std::string& output) { write_hdf5_weights(output, *source, comm.get()); });
   return 0;
 }
 

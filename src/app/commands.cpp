@@ -1,6 +1,31 @@
 #include "commands.hpp"
 
+#include "tokdyn/core/error.hpp"
+
 namespace tokdyn {
+
+std::string run_options_help(const Command& c) {
+  if (c.outputs == Outputs::none) return "run options: none (" + c.name + " writes no file)\n";
+  std::string s = "run options:\n";
+  if (c.outputs == Outputs::run)
+    s += "  --resume          continue the run's checkpoint if it has one; else start it (a finished run with this deck:\n"
+         "                    nothing to do; with another deck: refused, naming the first differing key)\n"
+         "  --restart FILE    continue the run of checkpoint FILE (its deck, unless a deck is given: it must agree)\n"
+         "  --status          what the run's files are (absent, running, checkpointed, interrupted, failed, complete)\n"
+         "                    and what --resume would do\n";
+  s += "  --force           replace an existing output" +
+       std::string(c.outputs == Outputs::run ? ", checkpoint or partial file (never a running run's)" : "") + "\n";
+  return s;
+}
+
+void check_run_options(const Command& c, const RunRequest& r) {
+  const char* flag = r.resume ? "--resume" : !r.restart.empty() ? "--restart" : r.status ? "--status" : nullptr;
+  if (flag && c.outputs != Outputs::run)
+    throw InputError("tokdyn " + c.name + " keeps no run file or checkpoints: " + flag + " does not apply (see tokdyn " +
+                     c.name + " --help)");
+  if (r.force && c.outputs == Outputs::none)
+    throw InputError("tokdyn " + c.name + " writes no file: --force does not apply");
+}
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> list = {
@@ -17,13 +42,13 @@ const std::vector<Command>& commands() {
       {"synchronize", "synchronization by noise (Thm 1.4) over replicas: E[E_beta(t)] against its bound, clusters",
        synchronize_schema, run_synchronize},
       {"weights", "checks model weights (safetensors, HDF5, synthetic) and converts them to tokdyn's HDF5 layout",
-       weights_schema, run_weights},
+       weights_schema, run_weights, Outputs::once},
       {"spectrum", "leading eigenpairs of the layer matrices F = O V (SLEPc Krylov-Schur or LAPACK), gap, real plane",
        spectrum_schema, run_spectrum},
       {"power", "tokens through power-method layers (spec power-method): alignment with each layer's v_1, steering",
        power_schema, run_power},
       {"bench", "throughput of the attention and pair-statistics passes (pairs/s, points/s) and of the MLP",
-       bench_schema, run_bench},
+       bench_schema, run_bench, Outputs::none},
   };
   return list;
 }

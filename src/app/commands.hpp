@@ -12,24 +12,33 @@
 
 namespace tokdyn {
 
+// What a command writes, and so which run options it takes: none (bench); one output written at once
+// (weights: --force); or a run file with checkpoints (--resume, --restart FILE, --status, --force).
+enum class Outputs { none, once, run };
+
 struct Command {
   std::string name;
   std::string summary;
   std::function<DeckSchema()> schema;
-  std::function<int(const Comm&, const DeckSchema&, const Arguments&)> run;
+  std::function<int(const Comm&, const DeckSchema&, const RunRequest&)> run;
+  Outputs outputs = Outputs::run;
 };
+
+// The run options a command takes, for its --help; InputError when the request uses one it does not.
+std::string run_options_help(const Command& command);
+void check_run_options(const Command& command, const RunRequest& request);
 
 // The command list (src/app/commands.cpp): a new command is its file plus one line there.
 const std::vector<Command>& commands();
 
 DeckSchema transformer_schema();
-int run_transformer(const Comm& comm, const DeckSchema& schema, const Arguments& args);
+int run_transformer(const Comm& comm, const DeckSchema& schema, const RunRequest& request);
 DeckSchema sde_schema();
-int run_sde(const Comm& comm, const DeckSchema& schema, const Arguments& args);
+int run_sde(const Comm& comm, const DeckSchema& schema, const RunRequest& request);
 DeckSchema lyapunov_schema();
-int run_lyapunov(const Comm& comm, const DeckSchema& schema, const Arguments& args);
+int run_lyapunov(const Comm& comm, const DeckSchema& schema, const RunRequest& request);
 DeckSchema converge_schema();
-int run_converge(const Comm& comm, const DeckSchema& schema, const Arguments& args);
+int run_converge(const Comm& comm, const DeckSchema& schema, const RunRequest& request);
 // Levels base 2^j and replica ids a converge run covers (all, or one converge.task of a sweep).
 struct StudyTasks {
   std::vector<std::int64_t> levels, replicas;
@@ -38,18 +47,18 @@ StudyTasks study_tasks(const Deck& deck, std::int64_t base);
 // Bootstrap over replicas of the slope of log mean against log level; values [replicas, levels].
 Estimate level_slope(const std::vector<std::int64_t>& levels, const std::vector<double>& values, std::size_t replicas);
 // converge.study = tokens (src/app/command_converge_tokens.cpp).
-int run_converge_tokens(const Comm& comm, const Deck& deck, const Arguments& args);
+int run_converge_tokens(Run& run);
 DeckSchema meanfield_schema();
-int run_meanfield(const Comm& comm, const DeckSchema& schema, const Arguments& args);
+int run_meanfield(const Comm& comm, const DeckSchema& schema, const RunRequest& request);
 DeckSchema synchronize_schema();
-int run_synchronize(const Comm& comm, const DeckSchema& schema, const Arguments& args);
+int run_synchronize(const Comm& comm, const DeckSchema& schema, const RunRequest& request);
 DeckSchema spectrum_schema();
-int run_spectrum(const Comm& comm, const DeckSchema& schema, const Arguments& args);
+int run_spectrum(const Comm& comm, const DeckSchema& schema, const RunRequest& request);
 DeckSchema power_schema();
-int run_power(const Comm& comm, const DeckSchema& schema, const Arguments& args);
+int run_power(const Comm& comm, const DeckSchema& schema, const RunRequest& request);
 DeckSchema bench_schema();
-int run_bench(const Comm& comm, const DeckSchema& schema, const Arguments& args);
+int run_bench(const Comm& comm, const DeckSchema& schema, const RunRequest& request);
 DeckSchema weights_schema();
-int run_weights(const Comm& comm, const DeckSchema& schema, const Arguments& args);
+int run_weights(const Comm& comm, const DeckSchema& schema, const RunRequest& request);
 
 }  // namespace tokdyn

@@ -1,16 +1,18 @@
 // tokdyn: transformers as dynamical systems.
-//   mpiexec -n P tokdyn <command> [deck.ini] [--section.key=value ...] [--restart FILE | --resume] [--force]
-//                                 [--status] [PETSc/SLEPc options]
+//   mpiexec -n P tokdyn <command> [deck.ini] [--section.key=value ...] [run options] [PETSc/SLEPc options]
 #include <slepcsys.h>
 
 #include <cstdio>
 #include <cstring>
+#include <new>
 #include <string>
 #include <vector>
 
 #include "commands.hpp"
 #include "tokdyn/core/blas.hpp"
 #include "tokdyn/core/error.hpp"
+#include "tokdyn/core/error_exit.hpp"
+#include "tokdyn/core/signals.hpp"
 #include "tokdyn/core/version.hpp"
 #include "tokdyn/io/hdf5.hpp"
 
@@ -21,13 +23,10 @@ void print_usage() {
   for (const auto& c : tokdyn::commands()) std::printf("  %-12s %s\n", c.name.c_str(), c.summary.c_str());
   std::printf(
       "\noptions:\n"
-      "  --help            keys of a command's deck, with defaults and meaning\n"
-      "  --restart FILE    continue the run of checkpoint FILE\n"
-      "  --resume          continue from the deck's checkpoint if it exists, else start\n"
-      "  --force           replace an existing output\n"
-      "  --status          print absent|running|checkpointed|failed|complete for the deck's run\n"
+      "  --help            keys of a command's deck, with defaults and meaning, and the run options it takes\n"
+      "                    (--resume, --restart FILE, --status, --force: see tokdyn <command> --help)\n"
       "  --version         version, git revision and libraries\n"
-      "  -petsc_option     passed to PETSc/SLEPc untouched\n");
+      "  -petsc_option     passed to PETSc/SLEPc (refused when no PETSc/SLEPc object of the command uses it)\n");
 }
 
 void print_version() {
@@ -45,9 +44,17 @@ const tokdyn::Command* find_command(const std::string& name) {
   return nullptr;
 }
 
+int rank_of_world() {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before any work: a signal during start-up is recorded (and acted on at the first step), not fatal.
+  tokdyn::install_signal_handlers();
   std::vector<std::string> args(argv + 1, argv + argc);
   // Commands and flags are tokdyn's; only single-dash options reach PETSc.
   tokdyn::Arguments parsed;
@@ -66,12 +73,17 @@ int main(int argc, char** argv) {
   int petsc_argc = static_cast<int>(petsc_argv.size()) - 1;
   char** petsc_args = petsc_argv.data();
   PetscCall(SlepcInitialize(&petsc_argc, &petsc_args, nullptr, nullptr));
+  tokdyn::install_signal_handlers();  // PETSc installed its own for SIGTERM and SIGUSR1
+  tokdyn::init_error_exit(
+      PETSC_COMM_WORLD, [] { return static_cast<int>(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_FILE)); },
+      [] { SlepcFinalize(); });
+  tokdyn::install_petsc_error_handler();
   tokdyn::h5::silence_errors();
   tokdyn::set_blas_threads(1);
 
-  const tokdyn::Comm comm(PETSC_COMM_WORLD);
   int rc = 0;
   try {
+    const tokdyn::Comm comm(PETSC_COMM_WORLD);
     if (!bad_arguments.empty()) throw tokdyn::InputError(bad_arguments);
     if (command.empty() || command == "--help" || command == "-h" || command == "help") {
       if (comm.root()) print_usage();
@@ -83,22 +95,28 @@ int main(int argc, char** argv) {
       const tokdyn::DeckSchema schema = cmd->schema();
       if (parsed.help) {
         if (comm.root())
-          std::printf("tokdyn %s: %s\n\nusage: mpiexec -n P tokdyn %s [deck.ini] [--section.key=value ...]\n"
-                      "\ndeck keys (key = default  meaning):\n%s",
-                      cmd->name.c_str(), cmd->summary.c_str(), cmd->name.c_str(), schema.help_text().c_str());
+          std::printf("tokdyn %s: %s\n\nusage: mpiexec -n P tokdyn %s [deck.ini] [--section.key=value ...] [run options]\n"
+                      "\n%s\ndeck keys (key = default  meaning):\n%s",
+                      cmd->name.c_str(), cmd->summary.c_str(), cmd->name.c_str(), run_options_help(*cmd).c_str(),
+                      schema.help_text().c_str());
       } else {
-        rc = cmd->run(comm, schema, parsed);
+        tokdyn::check_run_options(*cmd, parsed.request);
+        rc = cmd->run(comm, schema, parsed.request);
       }
     }
   } catch (const tokdyn::InputError& e) {
-    // Every rank sees the same input error; one line from rank 0, exit code 2 everywhere.
-    if (comm.root()) std::fprintf(stderr, "tokdyn: error: %s\n", e.what());
-    rc = 2;
+    // What a user can fix (the deck, a file, the disk): exit code 2.
+    tokdyn::exit_on_error(tokdyn::kExitInput, e.what());
+  } catch (const std::bad_alloc&) {
+    tokdyn::exit_on_error(tokdyn::kExitInput, "rank " + std::to_string(rank_of_world()) +
+                                                  ": out of memory (a run this size needs more than this rank can get; "
+                                                  "see run.max_memory)");
   } catch (const std::exception& e) {
-    // Only some ranks may know: abort the whole job rather than hang in a collective.
-    std::fprintf(stderr, "tokdyn: internal error on rank %d: %s\n", comm.rank(), e.what());
-    std::fflush(stderr);
-    MPI_Abort(PETSC_COMM_WORLD, 1);
+    // A failed library call: a full disk is the user's to fix; anything else is ours.
+    const std::string full = tokdyn::full_disk_message();
+    if (!full.empty()) tokdyn::exit_on_error(tokdyn::kExitInput, full);
+    tokdyn::exit_on_error(tokdyn::kExitInternal,
+                          "rank " + std::to_string(rank_of_world()) + ": internal error: " + std::string(e.what()));
   }
   std::fflush(stdout);
   PetscCall(SlepcFinalize());

@@ -76,7 +76,7 @@ void add_attention_keys(DeckSchema& s) {
                      "' of attention.weights_file");
     s.add_real(k + "_scale", 1.0, std::string("scale of ") + m.name);
   }
-  s.add_text("attention.weights_file", "", "HDF5 file with datasets Q, K, V of shape [d, d] (for type file)");
+  s.add_file("attention.weights_file", "", "HDF5 file with datasets Q, K, V of shape [d, d] (for type file)");
   s.add_int("attention.seed", 7, "seed of the Gaussian Q, K, V", 0);
 }
 

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -78,6 +79,20 @@ void store_parsed(const po::basic_parsed_options<char>& parsed, std::map<std::st
   }
 }
 
+// Overrides "--section.key=value" (the value may be empty), checked against the schema; a key given
+// twice takes its last value, so job scripts can append to what the user passed.
+void parse_overrides(const DeckSchema& schema, const std::vector<std::string>& overrides,
+                     std::map<std::string, std::string>& values) {
+  for (const std::string& o : overrides) {
+    const std::string body = o.rfind("--", 0) == 0 ? o.substr(2) : o;
+    const auto eq = body.find('=');
+    const std::string key = body.substr(0, eq);
+    if (!schema.find(key)) throw InputError("unknown key '" + key + "' on the command line");
+    if (eq == std::string::npos) throw InputError("deck key '" + key + "' on the command line needs a value");
+    values[key] = trim(body.substr(eq + 1));
+  }
+}
+
 }  // namespace
 
 static KeySpec make_spec(const std::string& name, KeyKind kind, const std::string& def, const std::string& help) {
@@ -119,6 +134,12 @@ KeySpec& DeckSchema::add_bool(const std::string& name, bool def, const std::stri
 
 KeySpec& DeckSchema::add_text(const std::string& name, const std::string& def, const std::string& help) {
   return add(make_spec(name, KeyKind::text, def, help));
+}
+
+KeySpec& DeckSchema::add_file(const std::string& name, const std::string& def, const std::string& help) {
+  KeySpec& k = add(make_spec(name, KeyKind::text, def, help));
+  k.input_file = true;
+  return k;
 }
 
 KeySpec& DeckSchema::add_choice(const std::string& name, const std::string& def,
@@ -180,16 +201,7 @@ Deck Deck::parse(const DeckSchema& schema, const std::string& deck_path, const s
       throw InputError("deck '" + deck_path + "': " + e.what());
     }
   }
-  // Overrides "--section.key=value" (the value may be empty), checked against the schema; a key given
-  // twice takes its last value, so job scripts can append to what the user passed.
-  for (const std::string& o : overrides) {
-    const std::string body = o.rfind("--", 0) == 0 ? o.substr(2) : o;
-    const auto eq = body.find('=');
-    const std::string key = body.substr(0, eq);
-    if (!schema.find(key)) throw InputError("unknown key '" + key + "' on the command line");
-    if (eq == std::string::npos) throw InputError("deck key '" + key + "' on the command line needs a value");
-    from_line[key] = trim(body.substr(eq + 1));
-  }
+  parse_overrides(schema, overrides, from_line);
   for (const KeySpec& k : schema.keys()) deck.values_[k.name] = k.default_text;
   for (const auto& [k, v] : from_file) deck.values_[k] = v;
   for (const auto& [k, v] : from_line) deck.values_[k] = v;
@@ -209,6 +221,15 @@ Deck Deck::from_text(const DeckSchema& schema, const std::string& text, const st
   }
   for (const KeySpec& k : schema.keys()) deck.values_[k.name] = k.default_text;
   for (const auto& [k, v] : values) deck.values_[k] = v;
+  deck.validate();
+  return deck;
+}
+
+Deck Deck::with_overrides(const std::vector<std::string>& overrides) const {
+  Deck deck = *this;
+  std::map<std::string, std::string> from_line;
+  parse_overrides(*schema_, overrides, from_line);
+  for (const auto& [k, v] : from_line) deck.values_[k] = v;
   deck.validate();
   return deck;
 }
@@ -299,6 +320,24 @@ std::vector<std::string> Deck::differences(const Deck& other) const {
   for (const KeySpec& k : schema_->keys())
     if (!k.run_control && raw(k.name) != other.raw(k.name)) keys.push_back(k.name);
   return keys;
+}
+
+std::string Deck::hash() const {
+  std::uint64_t h = 1469598103934665603ull;
+  for (const KeySpec& k : schema_->keys()) {
+    if (k.run_control) continue;
+    for (char c : k.name + "=" + raw(k.name) + "\n") h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+std::vector<std::pair<std::string, std::string>> Deck::input_files() const {
+  std::vector<std::pair<std::string, std::string>> files;
+  for (const KeySpec& k : schema_->keys())
+    if (k.input_file && !raw(k.name).empty()) files.emplace_back(k.name, raw(k.name));
+  return files;
 }
 
 namespace {

@@ -15,12 +15,6 @@ std::string format_seconds(double s) {
   return buf;
 }
 
-Progress replica_progress(const Comm& comm, std::int64_t replicas, double interval_seconds, double work_per_replica,
-                          std::string unit) {
-  const std::int64_t mine = (replicas - comm.rank() + comm.size() - 1) / comm.size();
-  return Progress(comm, 0, mine, interval_seconds, work_per_replica, std::move(unit), "replica (rank 0)");
-}
-
 Progress::Progress(const Comm& comm, std::int64_t first_layer, std::int64_t last_layer, double interval_seconds,
                    double work_per_layer, std::string unit, std::string label)
     : comm_(comm), first_(first_layer), last_(last_layer), interval_(interval_seconds),

@@ -1,6 +1,7 @@
 #include "tokdyn/core/signals.hpp"
 
 #include <csignal>
+#include <initializer_list>
 
 namespace tokdyn {
 namespace {
@@ -8,17 +9,25 @@ volatile std::sig_atomic_t g_signal = 0;
 extern "C" void on_signal(int sig) { g_signal = sig; }
 }  // namespace
 
-void install_checkpoint_signal_handlers() {
+void install_signal_handlers() {
   struct sigaction action {};
   action.sa_handler = on_signal;
   sigemptyset(&action.sa_mask);
-  action.sa_flags = SA_RESTART;  // MPI and file calls continue; the flag is polled between layers
-  sigaction(SIGTERM, &action, nullptr);
-  sigaction(SIGUSR1, &action, nullptr);
+  action.sa_flags = SA_RESTART;  // MPI and file calls continue; the flag is polled between steps
+  for (int sig : {SIGTERM, SIGUSR1, SIGINT}) sigaction(sig, &action, nullptr);
 }
 
-bool checkpoint_signal_received() { return g_signal != 0; }
+bool stop_signal_received() { return g_signal != 0; }
 int last_signal() { return g_signal; }
-void reset_checkpoint_signal() { g_signal = 0; }
+void reset_stop_signal() { g_signal = 0; }
+
+const char* signal_name(int sig) {
+  switch (sig) {
+    case SIGTERM: return "SIGTERM";
+    case SIGUSR1: return "SIGUSR1";
+    case SIGINT: return "SIGINT";
+    default: return "a signal";
+  }
+}
 
 }  // namespace tokdyn

@@ -6,7 +6,6 @@
 
 #include "tokdyn/core/comm.hpp"
 #include "tokdyn/core/error.hpp"
-#include "tokdyn/core/progress.hpp"
 #include "tokdyn/core/random.hpp"
 #include "tokdyn/noise/random_mlp.hpp"
 #include "tokdyn/sphere/sphere.hpp"
@@ -67,54 +66,61 @@ double distance(const double* a, const double* b, int d) {
 
 }  // namespace
 
-PairExponents simulate_pair_exponents(MPI_Comm comm, const MlpKernel& kernel, const PairSimulation& sim) {
-  int rank = 0, size = 1;
-  TOKDYN_MPI_CHECK(MPI_Comm_rank(comm, &rank));
-  TOKDYN_MPI_CHECK(MPI_Comm_size(comm, &size));
-  const int d = kernel.d;
-  const std::int64_t L = sim.layers, R = sim.replicas;
-  const double dt = sim.horizon / static_cast<double>(L), h = std::sqrt(dt);
-  // logs[r, l]: sum of the log growth factors up to layer l, so log|X - Y|(t_l) = log r0 + logs[r, l].
-  std::vector<double> logs(static_cast<std::size_t>(R) * (L + 1), 0.0);
-  std::vector<double> xy(2 * d), g(2 * d), xi(d);
-  const Comm c(comm);
-  Progress progress = replica_progress(c, R, 10.0, static_cast<double>(L), "layers");
-  std::int64_t finished = 0;
-  for (std::int64_t r = rank; r < R; r += size) {
-    MlpParams mp;
-    mp.width = sim.width;
-    mp.activation = kernel.act->name;
-    mp.sigma_u = kernel.sigma_u;
-    mp.sigma_w = kernel.sigma_w;
-    mp.seed = replica_seed(sim.seed, r);
-    RandomMlp mlp(mp, d);
-    const RandomStream start(mp.seed, Purpose::lyapunov);
-    start.normals(0, 0, xy.data(), d);
-    start.normals(0, 1, xi.data(), d);
-    normalize_rows(xy.data(), 1, d);
-    tangent_project(xy.data(), xi.data(), 1, d);
-    normalize_rows(xi.data(), 1, d);
-    for (int a = 0; a < d; ++a) xy[d + a] = xy[a] + sim.separation * xi[a];
-    normalize_rows(xy.data() + d, 1, d);
-    double sum = 0, before = distance(xy.data(), xy.data() + d, d);
-    for (std::int64_t l = 0; l < L; ++l) {
-      mlp.draw(l + 1);
-      mlp.apply(xy.data(), 2, g.data());  // the same layer for both tokens: the common noise
-      for (int k = 0; k < 2 * d; ++k) xy[k] += h * g[k];
-      normalize_rows(xy.data(), 2, d);
-      const double after = distance(xy.data(), xy.data() + d, d);
-      sum += std::log(after / before);
-      logs[static_cast<std::size_t>(r) * (L + 1) + l + 1] = sum;
-      // Back to separation r0 along the current direction: the pair stays in the linear regime.
-      for (int a = 0; a < d; ++a) xy[d + a] = xy[a] + sim.separation * (xy[d + a] - xy[a]) / after;
-      normalize_rows(xy.data() + d, 1, d);
-      before = distance(xy.data(), xy.data() + d, d);
-    }
-    progress.update(++finished);
-  }
-  // Each entry was written by one rank: the sum is exact, whatever the number of ranks.
-  TOKDYN_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, logs.data(), static_cast<int>(logs.size()), MPI_DOUBLE, MPI_SUM, comm));
+PairReplicas::PairReplicas(const Comm& comm, const MlpKernel& kernel, const PairSimulation& sim)
+    : ReplicaStudy(comm, sim.replicas, static_cast<std::size_t>(sim.layers) + 1), kernel_(kernel), sim_(sim) {}
 
+void PairReplicas::compute(std::int64_t r, double* logs) {
+  const MlpKernel& kernel = kernel_;
+  const PairSimulation& sim = sim_;
+  const int d = kernel.d;
+  const std::int64_t L = sim.layers;
+  const double dt = sim.horizon / static_cast<double>(L), h = std::sqrt(dt);
+  std::vector<double> xy(2 * d), g(2 * d), xi(d);
+  MlpParams mp;
+  mp.width = sim.width;
+  mp.activation = kernel.act->name;
+  mp.sigma_u = kernel.sigma_u;
+  mp.sigma_w = kernel.sigma_w;
+  mp.seed = replica_seed(sim.seed, r);
+  RandomMlp mlp(mp, d);
+  const RandomStream start(mp.seed, Purpose::lyapunov);
+  start.normals(0, 0, xy.data(), d);
+  start.normals(0, 1, xi.data(), d);
+  normalize_rows(xy.data(), 1, d);
+  tangent_project(xy.data(), xi.data(), 1, d);
+  normalize_rows(xi.data(), 1, d);
+  for (int a = 0; a < d; ++a) xy[d + a] = xy[a] + sim.separation * xi[a];
+  normalize_rows(xy.data() + d, 1, d);
+  double sum = 0, before = distance(xy.data(), xy.data() + d, d);
+  logs[0] = 0;
+  for (std::int64_t l = 0; l < L; ++l) {
+    mlp.draw(l + 1);
+    mlp.apply(xy.data(), 2, g.data());  // the same layer for both tokens: the common noise
+    for (int k = 0; k < 2 * d; ++k) xy[k] += h * g[k];
+    normalize_rows(xy.data(), 2, d);
+    const double after = distance(xy.data(), xy.data() + d, d);
+    sum += std::log(after / before);
+    logs[l + 1] = sum;
+    // Back to separation r0 along the current direction: the pair stays in the linear regime.
+    for (int a = 0; a < d; ++a) xy[d + a] = xy[a] + sim.separation * (xy[d + a] - xy[a]) / after;
+    normalize_rows(xy.data() + d, 1, d);
+    before = distance(xy.data(), xy.data() + d, d);
+  }
+}
+
+PairExponents simulate_pair_exponents(MPI_Comm comm, const MlpKernel& kernel, const PairSimulation& sim) {
+  const Comm c(comm);
+  PairReplicas pairs(c, kernel, sim);
+  run_replicas(pairs);
+  return pairs.exponents();
+}
+
+PairExponents PairReplicas::exponents() const {
+  const PairSimulation& sim = sim_;
+  const std::int64_t L = sim.layers, R = sim.replicas;
+  const double dt = sim.horizon / static_cast<double>(L);
+  // logs[r, l]: sum of the log growth factors up to layer l, so log|X - Y|(t_l) = log r0 + logs[r, l].
+  const std::vector<double>& logs = rows();
   PairExponents out;
   const double log_r0 = std::log(sim.separation);
   // Fit over [T/10, T] at up to 100 sample times: skips the relaxation of the initial direction.

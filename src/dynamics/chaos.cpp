@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 
 #include "tokdyn/core/error.hpp"
-#include "tokdyn/core/progress.hpp"
 #include "tokdyn/core/random.hpp"
 #include "tokdyn/diagnostics/measure_distance.hpp"
 #include "tokdyn/dynamics/meanfield.hpp"
@@ -62,87 +62,112 @@ std::string chaos_distance(const Deck& deck, const std::vector<std::int64_t>& si
   return uniform && divides && small && deck.get_text("meanfield.solver") == "quadrature" ? "assignment" : "sliced";
 }
 
-ChaosResult run_chaos_study(const Comm& comm, const Deck& deck, const ChaosStudy& study) {
-  const int d = static_cast<int>(deck.get_int("model.d"));
+namespace {
+std::vector<double> sample_times(const Deck& deck, std::int64_t every) {
   const std::int64_t layers = deck.get_int("model.L");
   const double horizon = deck.get_real("model.T");
-  const auto seed = static_cast<std::uint64_t>(deck.get_int("run.seed"));
-  const std::size_t J = study.sizes.size(), R = study.replicas.size();
+  std::vector<double> times;
+  for (std::int64_t l = 0; l <= layers; ++l)
+    if (l % every == 0 || l == layers) times.push_back(horizon * static_cast<double>(l) / layers);
+  return times;
+}
+}  // namespace
+
+ChaosReplicas::ChaosReplicas(const Comm& comm, const Deck& deck, const ChaosStudy& study)
+    : ReplicaStudy(comm, static_cast<std::int64_t>(study.replicas.size()),
+                   4 * study.sizes.size() * sample_times(deck, study.every).size(), true),
+      deck_(deck), study_(study), times_(sample_times(deck, study.every)) {
   if (study.distance == "assignment" && deck.get_text("meanfield.solver") != "quadrature")
     throw InputError("converge.distance = assignment needs meanfield.solver = quadrature");
+}
 
-  ChaosResult result;
-  for (std::int64_t l = 0; l <= layers; ++l)
-    if (l % study.every == 0 || l == layers) result.times.push_back(horizon * static_cast<double>(l) / layers);
-  const std::size_t S = result.times.size();
-  for (auto* v : {&result.w2, &result.mmd2, &result.energy_error, &result.mean_error}) v->assign(R * J * S, 0.0);
+std::string ChaosReplicas::nonfinite_message(std::int64_t) const {
+  return "NaN or Inf in the mean-field reference or a distance (increase model.L or reduce attention.beta)";
+}
 
-  double work = 0;
-  for (std::int64_t n : study.sizes) work += static_cast<double>(n);
-  Progress progress(comm, 0, static_cast<std::int64_t>(R) * layers, study.progress_interval, work, "token-layers");
-  for (std::size_t r = 0; r < R; ++r) {
-    const std::uint64_t noise_seed = replica_seed(seed, study.replicas[r]);
-    MeanFieldSetup ms{&deck, comm.get(), noise_seed};
-    auto reference = meanfield_solvers().make(deck.get_text("meanfield.solver"), ms);
-    std::vector<std::unique_ptr<QuadratureSolver>> particles;
-    for (std::size_t j = 0; j < J; ++j)  // levels draw independent tokens
-      particles.push_back(particle_system(comm, deck, noise_seed, replica_seed(noise_seed, static_cast<std::int64_t>(j)),
-                                          study.sizes[j]));
-    std::size_t sample = 0;
-    auto measure = [&](std::int64_t layer) {
-      if (!(layer % study.every == 0 || layer == layers)) return;
-      const MeanFieldObservables ref = reference->observe(study.beta);
-      std::vector<double> y, wy;
-      reference->gather_measure(y, wy);
-      const std::vector<double> ref_angles = d == 2 ? angles_of(y) : std::vector<double>();
-      // [J, 4]: W2^2, MMD^2, errors of E_beta and of the mean; level j is computed by rank j mod P alone and
-      // the sum over ranks assembles the table (exactly: each entry has one non-zero term).
-      std::vector<double> table(J * 4, 0.0);
-      for (std::size_t j = 0; j < J; ++j) {
-        const MeanFieldObservables o = particles[j]->observe(study.beta);  // collective
-        std::vector<double> x, wx;
-        particles[j]->gather_measure(x, wx);
-        if (static_cast<int>(j % comm.size()) != comm.rank()) continue;
-        double w2 = 0, mmd2 = 0, mean_err = 0;
-        if (d == 2) {
-          const std::vector<double> a = angles_of(x);
-          w2 = reference->piecewise_constant() ? circular_w2_density(wy, a, {}) : circular_w2(a, {}, ref_angles, wy);
-          mmd2 = mmd_squared_circle(a, {}, ref_angles, wy, study.beta);
-        } else {
-          w2 = study.distance == "assignment" ? assignment_w2(x, y, d, SphereCost::geodesic)
-                                              : sliced_w2(x, {}, y, wy, d, study.sliced_directions, noise_seed);
-          // O(N M) with the energies of the pair passes, not O((N + M)^2).
-          mmd2 = mmd_squared_from_energies(x, {}, y, wy, d, study.beta, o.energy, ref.energy);
-        }
-        for (int a = 0; a < d; ++a) mean_err += (o.mean[a] - ref.mean[a]) * (o.mean[a] - ref.mean[a]);
-        table[4 * j] = w2 * w2;
-        table[4 * j + 1] = mmd2;
-        table[4 * j + 2] = std::abs(o.energy - ref.energy);
-        table[4 * j + 3] = std::sqrt(mean_err);
+void ChaosReplicas::compute(std::int64_t r, double* row) {
+  const Deck& deck = deck_;
+  const ChaosStudy& study = study_;
+  const Comm& comm = this->comm();
+  const int d = static_cast<int>(deck.get_int("model.d"));
+  const std::int64_t layers = deck.get_int("model.L");
+  const auto seed = static_cast<std::uint64_t>(deck.get_int("run.seed"));
+  const std::size_t J = study.sizes.size(), S = times_.size();
+  const std::uint64_t noise_seed = replica_seed(seed, study.replicas[r]);
+  MeanFieldSetup ms{&deck, comm.get(), noise_seed};
+  auto reference = meanfield_solvers().make(deck.get_text("meanfield.solver"), ms);
+  std::vector<std::unique_ptr<QuadratureSolver>> particles;
+  for (std::size_t j = 0; j < J; ++j)  // levels draw independent tokens
+    particles.push_back(particle_system(comm, deck, noise_seed, replica_seed(noise_seed, static_cast<std::int64_t>(j)),
+                                        study.sizes[j]));
+  std::size_t sample = 0;
+  auto measure = [&](std::int64_t layer) {
+    if (!(layer % study.every == 0 || layer == layers)) return;
+    const MeanFieldObservables ref = reference->observe(study.beta);
+    std::vector<double> y, wy;
+    reference->gather_measure(y, wy);
+    const std::vector<double> ref_angles = d == 2 ? angles_of(y) : std::vector<double>();
+    // [J, 4]: W2^2, MMD^2, errors of E_beta and of the mean; level j is computed by rank j mod P alone and
+    // the sum over ranks assembles the table (exactly: each entry has one non-zero term).
+    std::vector<double> table(J * 4, 0.0);
+    for (std::size_t j = 0; j < J; ++j) {
+      const MeanFieldObservables o = particles[j]->observe(study.beta);  // collective
+      std::vector<double> x, wx;
+      particles[j]->gather_measure(x, wx);
+      if (static_cast<int>(j % comm.size()) != comm.rank()) continue;
+      double w2 = 0, mmd2 = 0, mean_err = 0;
+      if (d == 2) {
+        const std::vector<double> a = angles_of(x);
+        w2 = reference->piecewise_constant() ? circular_w2_density(wy, a, {}) : circular_w2(a, {}, ref_angles, wy);
+        mmd2 = mmd_squared_circle(a, {}, ref_angles, wy, study.beta);
+      } else {
+        w2 = study.distance == "assignment" ? assignment_w2(x, y, d, SphereCost::geodesic)
+                                            : sliced_w2(x, {}, y, wy, d, study.sliced_directions, noise_seed);
+        // O(N M) with the energies of the pair passes, not O((N + M)^2).
+        mmd2 = mmd_squared_from_energies(x, {}, y, wy, d, study.beta, o.energy, ref.energy);
       }
-      TOKDYN_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, table.data(), static_cast<int>(table.size()), MPI_DOUBLE, MPI_SUM,
-                                     comm.get()));
-      for (std::size_t j = 0; j < J; ++j) {
-        const std::size_t at = (r * J + j) * S + sample;
-        result.w2[at] = table[4 * j];
-        result.mmd2[at] = table[4 * j + 1];
-        result.energy_error[at] = table[4 * j + 2];
-        result.mean_error[at] = table[4 * j + 3];
-      }
-      ++sample;
-    };
-    measure(0);
-    for (std::int64_t l = 0; l < layers; ++l) {
-      reference->step(l);
-      for (auto& p : particles) p->step(l);
-      if (!reference->finite())
-        throw InputError("NaN or Inf in the mean-field reference after layer " + std::to_string(l + 1) +
-                         " (increase model.L or reduce attention.beta)");
-      measure(l + 1);
-      progress.update(static_cast<std::int64_t>(r) * layers + l + 1);
+      for (int a = 0; a < d; ++a) mean_err += (o.mean[a] - ref.mean[a]) * (o.mean[a] - ref.mean[a]);
+      table[4 * j] = w2 * w2;
+      table[4 * j + 1] = mmd2;
+      table[4 * j + 2] = std::abs(o.energy - ref.energy);
+      table[4 * j + 3] = std::sqrt(mean_err);
     }
+    TOKDYN_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, table.data(), static_cast<int>(table.size()), MPI_DOUBLE, MPI_SUM,
+                                   comm.get()));
+    for (std::size_t j = 0; j < J; ++j)
+      for (int q = 0; q < 4; ++q) row[(q * J + j) * S + sample] = table[4 * j + q];
+    ++sample;
+  };
+  measure(0);
+  for (std::int64_t l = 0; l < layers; ++l) {
+    reference->step(l);
+    for (auto& p : particles) p->step(l);
+    // A reference that blew up makes NaN distances: the replica's row says so and the run stops.
+    if (!reference->finite()) {
+      for (std::size_t k = 0; k < width(); ++k) row[k] = std::numeric_limits<double>::quiet_NaN();
+      return;
+    }
+    measure(l + 1);
   }
-  return result;
+}
+
+ChaosResult ChaosReplicas::result() const {
+  ChaosResult out;
+  out.times = times_;
+  const std::size_t J = study_.sizes.size(), S = times_.size(), R = study_.replicas.size();
+  std::vector<double>* q[4] = {&out.w2, &out.mmd2, &out.energy_error, &out.mean_error};
+  for (std::size_t i = 0; i < R; ++i)
+    for (int k = 0; k < 4; ++k) {
+      const double* block = rows().data() + i * width() + k * J * S;  // [J, S]
+      q[k]->insert(q[k]->end(), block, block + J * S);
+    }
+  return out;
+}
+
+ChaosResult run_chaos_study(const Comm& comm, const Deck& deck, const ChaosStudy& study) {
+  ChaosReplicas replicas(comm, deck, study);
+  run_replicas(replicas);
+  return replicas.result();
 }
 
 }  // namespace tokdyn

@@ -346,11 +346,9 @@ void CircleGridSolver::restore(const std::vector<double>& rows, std::int64_t cou
   refinement_ = static_cast<int>(counter);
 }
 
-void CircleGridSolver::resume_snapshots(hid_t group, std::uint64_t rows) {
-  snapshots_ = h5::open_dataset(group, "density");
-  if (h5::dims(snapshots_)[0] < rows) throw InputError("run file holds fewer density snapshots than its checkpoint recorded");
-  h5::set_series_rows(snapshots_, rows);
-}
+void CircleGridSolver::resume_snapshots(hid_t group) { snapshots_ = h5::open_dataset(group, "density"); }
+
+void CircleGridSolver::close_snapshots() { snapshots_.close(); }
 
 bool CircleGridSolver::finite() {
   const PetscScalar* x = nullptr;

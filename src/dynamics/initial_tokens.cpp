@@ -10,7 +10,7 @@ namespace tokdyn {
 
 void add_token_keys(DeckSchema& s) {
   s.add_choice("tokens.init", "uniform", {"uniform", "file"}, "initial tokens: iid uniform on S^{d-1}, or from tokens.file");
-  s.add_text("tokens.file", "", "HDF5 file with the initial tokens (for init = file)");
+  s.add_file("tokens.file", "", "HDF5 file with the initial tokens (for init = file)");
   s.add_text("tokens.dataset", "X", "dataset [N, d] in tokens.file");
 }
 

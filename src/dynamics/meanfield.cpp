@@ -14,6 +14,8 @@
 #include "tokdyn/dynamics/quadrature.hpp"
 #include "tokdyn/noise/gaussian_field.hpp"
 #include "tokdyn/noise/random_mlp.hpp"
+#include "tokdyn/run/keys.hpp"
+#include "tokdyn/run/memory.hpp"
 
 namespace tokdyn {
 namespace {
@@ -89,14 +91,23 @@ const MeanFieldRegistry& meanfield_solvers() {
   return registry;
 }
 
+void meanfield_memory(MemoryEstimate& memory, const Deck& deck, int ranks) {
+  const int d = static_cast<int>(deck.get_int("model.d"));
+  if (deck.get_text("meanfield.solver") == "grid") {
+    const double cells = static_cast<double>(deck.get_int("meanfield.cells")) / ranks + 4;
+    memory.add("grid: densities, fluxes and velocities [M/P] x 12", 12 * cells);
+    memory.add("grid: the noise modes on the cells", cells * 64);
+    return;
+  }
+  const double points = static_cast<double>(deck.get_int("meanfield.points")) / ranks + 1;
+  memory.add("points and step buffers [M/P, d] x 8", 8 * points * d);
+  memory.add("ring blocks [M/P, 2d + 1] x 3", 3 * points * (2.0 * d + 1));
+  field_memory(memory, deck, static_cast<std::int64_t>(points), d);
+}
+
 DeckSchema meanfield_schema() {
   DeckSchema s;
-  s.add_text("run.output", "meanfield.h5", "run file (HDF5); written as OUTPUT.part until complete");
-  s.add_int("run.seed", 1, "seed of the Brownian path of the common noise (and of random initial points)", 0);
-  s.add_real("run.progress_interval", 10.0, "seconds between progress lines on rank 0", 0.0).run_control = true;
-  s.add_text("run.checkpoint", "", "checkpoint file (default: OUTPUT with .h5 -> .ckpt.h5)").run_control = true;
-  s.add_int("run.checkpoint_every", 0, "checkpoint every c layers (0: only on SIGTERM/SIGUSR1)", 0).run_control = true;
-  s.add_int("run.stop_at_layer", 0, "checkpoint and exit after this layer (0: run to the end)", 0).run_control = true;
+  add_run_keys(s, "meanfield.h5");
   s.add_int("run.tile", 256, "rows per BLAS tile of the exact attention (quadrature)", 1, 1 << 16);
   s.add_int("diagnostics.every", 1, "diagnostics every k layers (and at the last)", 1);
   s.add_int("diagnostics.snapshot_every", 0, "snapshots of the measure every k' layers (0: first and last only)", 0);

@@ -91,11 +91,9 @@ void QuadratureSolver::restore(const std::vector<double>& rows, std::int64_t) {
   x_ = rows;
 }
 
-void QuadratureSolver::resume_snapshots(hid_t group, std::uint64_t rows) {
-  snapshots_ = h5::open_dataset(group, "points");
-  if (h5::dims(snapshots_)[0] < rows) throw InputError("run file holds fewer point snapshots than its checkpoint recorded");
-  h5::set_series_rows(snapshots_, rows);
-}
+void QuadratureSolver::resume_snapshots(hid_t group) { snapshots_ = h5::open_dataset(group, "points"); }
+
+void QuadratureSolver::close_snapshots() { snapshots_.close(); }
 
 bool QuadratureSolver::finite() {
   int bad = 0;

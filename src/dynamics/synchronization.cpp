@@ -6,71 +6,84 @@
 
 #include "tokdyn/core/comm.hpp"
 #include "tokdyn/core/error.hpp"
-#include "tokdyn/core/progress.hpp"
 #include "tokdyn/core/random.hpp"
 #include "tokdyn/diagnostics/pair_statistics.hpp"
 #include "tokdyn/sphere/sphere.hpp"
 
 namespace tokdyn {
 
-SynchronizationResult run_synchronization_study(MPI_Comm comm, const SynchronizationSetup& s) {
-  int rank = 0, size = 1;
-  TOKDYN_MPI_CHECK(MPI_Comm_rank(comm, &rank));
-  TOKDYN_MPI_CHECK(MPI_Comm_size(comm, &size));
+namespace {
+std::vector<std::int64_t> recorded_layers(const SynchronizationSetup& s) {
+  std::vector<std::int64_t> layers;
+  for (std::int64_t l = 0; l <= s.model.layers; ++l)
+    if (l % s.every == 0 || l == s.model.layers) layers.push_back(l);
+  return layers;
+}
+}  // namespace
+
+SynchronizationReplicas::SynchronizationReplicas(const Comm& comm, const SynchronizationSetup& s)
+    : ReplicaStudy(comm, static_cast<std::int64_t>(s.replicas.size()), recorded_layers(s).size() + 3), setup_(s),
+      layers_(recorded_layers(s)) {}
+
+std::string SynchronizationReplicas::nonfinite_message(std::int64_t) const {
+  return "NaN or Inf in E_beta of a replica (reduce model.T/model.L, attention.beta or the weight scales)";
+}
+
+void SynchronizationReplicas::compute(std::int64_t ri, double* row) {
+  const SynchronizationSetup& s = setup_;
   const std::int64_t n = s.model.n, L = s.model.layers;
   const int d = s.model.d;
-  const double dt = s.model.horizon / static_cast<double>(L);
+  const std::size_t S = layers_.size();
+  const double pairs = 0.5 * static_cast<double>(n) * static_cast<double>(n - 1);
+  std::vector<double> x(static_cast<std::size_t>(n) * d);  // [N, d] the replica's tokens
+  const std::uint64_t seed = replica_seed(s.seed, s.replicas[ri]);
+  std::optional<RandomMlp> mlp;
+  if (s.mlp_enabled) {
+    MlpParams p = s.mlp;
+    p.seed = seed;
+    mlp.emplace(p, d);
+  }
+  Transformer model(s.model, n, replica_attention(s.attention_style, s.weights, n, s.tile, s.model.factor),
+                    std::move(mlp));
+  // The whole replica is on this rank: the pair pass runs on MPI_COMM_SELF with one block. One
+  // histogram bin: only the energy and the cluster counts are used.
+  PairStatisticsPass pass(MPI_COMM_SELF, Partition(n, 1), d, s.beta, 1, s.tile, s.cluster_cosine);
+  sample_uniform_sphere(seed, 0, n, d, x.data());
+  std::size_t k = 0;
+  row[k++] = pass.compute(x.data()).energy;
+  for (std::int64_t l = 0; l < L; ++l) {
+    model.step(l, x.data());
+    if (k < S && layers_[k] == l + 1) row[k++] = pass.compute(x.data()).energy;
+  }
+  const PairStatistics last = pass.compute(x.data());
+  row[S] = static_cast<double>(last.aligned_pairs) / pairs;
+  row[S + 1] = static_cast<double>(last.antipodal_pairs) / pairs;
+  row[S + 2] = last.min_cosine;
+}
+
+SynchronizationResult SynchronizationReplicas::result() const {
+  const SynchronizationSetup& s = setup_;
   SynchronizationResult r;
   r.replicas = s.replicas;
-  for (std::int64_t l = 0; l <= L; ++l)
-    if (l % s.every == 0 || l == L) r.layer.push_back(l), r.time.push_back(l * dt);
-  const std::size_t R = s.replicas.size(), S = r.layer.size();
-  r.energy.assign(R * S, 0.0);
-  r.aligned_fraction.assign(R, 0.0);
-  r.antipodal_fraction.assign(R, 0.0);
-  r.min_cosine.assign(R, 0.0);
-
-  const Comm c(comm);
-  Progress progress = replica_progress(c, static_cast<std::int64_t>(R), s.progress_interval,
-                                       static_cast<double>(L), "layers");
-  const double pairs = 0.5 * static_cast<double>(n) * static_cast<double>(n - 1);
-  bool finite = true;
-  std::int64_t finished = 0;
-  std::vector<double> x(static_cast<std::size_t>(n) * d);  // [N, d] one replica's tokens
-  for (std::size_t ri = rank; ri < R; ri += size) {
-    const std::uint64_t seed = replica_seed(s.seed, s.replicas[ri]);
-    std::optional<RandomMlp> mlp;
-    if (s.mlp_enabled) {
-      MlpParams p = s.mlp;
-      p.seed = seed;
-      mlp.emplace(p, d);
-    }
-    Transformer model(s.model, n, replica_attention(s.attention_style, s.weights, n, s.tile, s.model.factor),
-                      std::move(mlp));
-    // The whole replica is on this rank: the pair pass runs on MPI_COMM_SELF with one block. One
-    // histogram bin: only the energy and the cluster counts are used.
-    PairStatisticsPass pass(MPI_COMM_SELF, Partition(n, 1), d, s.beta, 1, s.tile, s.cluster_cosine);
-    sample_uniform_sphere(seed, 0, n, d, x.data());
-    double* energy = r.energy.data() + ri * S;  // [S]
-    std::size_t k = 0;
-    energy[k++] = pass.compute(x.data()).energy;
-    for (std::int64_t l = 0; l < L; ++l) {
-      model.step(l, x.data());
-      if (k < S && r.layer[k] == l + 1) energy[k++] = pass.compute(x.data()).energy;
-    }
-    const PairStatistics last = pass.compute(x.data());
-    r.aligned_fraction[ri] = static_cast<double>(last.aligned_pairs) / pairs;
-    r.antipodal_fraction[ri] = static_cast<double>(last.antipodal_pairs) / pairs;
-    r.min_cosine[ri] = last.min_cosine;
-    for (std::size_t j = 0; j < S; ++j) finite = finite && std::isfinite(energy[j]);
-    progress.update(++finished);
+  r.layer = layers_;
+  const double dt = s.model.horizon / static_cast<double>(s.model.layers);
+  for (std::int64_t l : layers_) r.time.push_back(static_cast<double>(l) * dt);
+  const std::size_t R = s.replicas.size(), S = layers_.size(), W = width();
+  for (std::size_t i = 0; i < R; ++i) {
+    const double* row = rows().data() + i * W;
+    r.energy.insert(r.energy.end(), row, row + S);
+    r.aligned_fraction.push_back(row[S]);
+    r.antipodal_fraction.push_back(row[S + 1]);
+    r.min_cosine.push_back(row[S + 2]);
   }
-  // A replica that blew up is seen by its rank only: agree before anyone writes a result.
-  require_all(comm, finite, "NaN or Inf in E_beta of a replica (reduce model.T/model.L, attention.beta or the weight scales)");
-  // Each entry was written by exactly one rank: summing gives every rank the result, exactly.
-  for (auto* v : {&r.energy, &r.aligned_fraction, &r.antipodal_fraction, &r.min_cosine})
-    TOKDYN_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, v->data(), static_cast<int>(v->size()), MPI_DOUBLE, MPI_SUM, comm));
   return r;
+}
+
+SynchronizationResult run_synchronization_study(MPI_Comm comm, const SynchronizationSetup& setup) {
+  const Comm c(comm);
+  SynchronizationReplicas r(c, setup);
+  run_replicas(r);
+  return r.result();
 }
 
 SynchronizationSummary summarize_synchronization(const SynchronizationResult& r, double lambdabar_prime,

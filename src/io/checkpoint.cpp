@@ -9,7 +9,7 @@
 
 namespace tokdyn {
 namespace {
-constexpr const char* kFormat = "tokdyn-checkpoint-1";
+constexpr const char* kFormat = "tokdyn-checkpoint-2";
 }
 
 void rename_collectively(const std::string& from, const std::string& to, MPI_Comm comm) {
@@ -20,9 +20,9 @@ void rename_collectively(const std::string& from, const std::string& to, MPI_Com
     rc = std::rename(from.c_str(), to.c_str());
     err = errno;
   }
-  TOKDYN_MPI_CHECK(MPI_Bcast(&rc, 1, MPI_INT, 0, comm));
-  TOKDYN_MPI_CHECK(MPI_Bcast(&err, 1, MPI_INT, 0, comm));
-  if (rc != 0) throw InputError("cannot rename '" + from + "' to '" + to + "': " + std::strerror(err));
+  int status[2] = {rc, err};
+  TOKDYN_MPI_CHECK(MPI_Bcast(status, 2, MPI_INT, 0, comm));
+  if (status[0] != 0) throw InputError("cannot rename '" + from + "' to '" + to + "': " + std::strerror(status[1]));
 }
 
 void remove_collectively(const std::string& path, MPI_Comm comm) {
@@ -33,67 +33,132 @@ void remove_collectively(const std::string& path, MPI_Comm comm) {
   TOKDYN_MPI_CHECK(MPI_Barrier(comm));
 }
 
-void write_checkpoint(const std::string& path, MPI_Comm comm, const CheckpointInfo& info, const double* x_local,
-                      const Partition& partition) {
-  int rank = 0;
-  TOKDYN_MPI_CHECK(MPI_Comm_rank(comm, &rank));
-  const std::string tmp = path + ".tmp";
-  {
-    h5::Handle file = h5::create_file(tmp, comm);
-    h5::write_attribute(file, "format", std::string(kFormat));
-    h5::write_attribute(file, "tokdyn_version", std::string(version_string()));
-    h5::write_attribute(file, "command", info.command);
-    h5::write_attribute(file, "deck", info.deck_text);
-    h5::write_attribute(file, "run_file", info.run_file);
-    h5::write_attribute(file, "layer", info.layer);
-    h5::write_attribute(file, "diagnostics_rows", static_cast<std::int64_t>(info.diagnostics_rows));
-    h5::write_attribute(file, "snapshot_rows", static_cast<std::int64_t>(info.snapshot_rows));
-    h5::write_attribute(file, "ranks", static_cast<std::int64_t>(info.ranks));
-    h5::write_attribute(file, "counter", info.counter);
-    h5::Handle x = h5::create_dataset(file, "X", H5T_IEEE_F64LE, {hsize_t(info.n), hsize_t(info.d)});
-    h5::write_slab(x, H5T_NATIVE_DOUBLE, x_local, partition.begin(rank), partition.count(rank));
-    // "complete" is written last: a checkpoint without it was cut short.
-    h5::write_attribute(file, "complete", std::int64_t(1));
-    x.close();
-    file.close();
+CheckpointWriter::CheckpointWriter(const std::string& path, MPI_Comm comm, const CheckpointIdentity& id) : comm_(comm) {
+  TOKDYN_MPI_CHECK(MPI_Comm_rank(comm, &rank_));
+  file_ = h5::create_file(path, comm);
+  h5::write_attribute(file_, "format", std::string(kFormat));
+  h5::write_attribute(file_, "tokdyn_version", std::string(version_string()));
+  h5::write_attribute(file_, "git_revision", std::string(git_revision()));
+  h5::write_attribute(file_, "command", id.command);
+  h5::write_attribute(file_, "run_id", id.run_id);
+  h5::write_attribute(file_, "output", id.output);
+  h5::write_attribute(file_, "checkpoint", id.checkpoint);
+  h5::write_attribute(file_, "deck", id.deck);
+  h5::write_attribute(file_, "deck_hash", id.deck_hash);
+  h5::write_attribute(file_, "unit", id.unit);
+  h5::write_attribute(file_, "written", id.written);
+  h5::write_attribute(file_, "step", id.step);
+  h5::write_attribute(file_, "steps", id.steps);
+  h5::write_attribute(file_, "ranks", static_cast<std::int64_t>(id.ranks));
+  state_ = h5::create_group(file_, "state");
+}
+
+void CheckpointWriter::rows(const std::string& name, const double* local, const Partition& p, int width) {
+  h5::Handle d = h5::create_dataset(state_, name, H5T_IEEE_F64LE, {hsize_t(p.n_global), hsize_t(width)});
+  h5::write_slab(d, H5T_NATIVE_DOUBLE, local, p.begin(rank_), p.count(rank_));
+}
+
+void CheckpointWriter::values(const std::string& name, const std::vector<double>& v) {
+  h5::write_vector(state_, name, v, comm_);
+}
+
+void CheckpointWriter::integers(const std::string& name, const std::vector<std::int64_t>& v) {
+  h5::Handle d = h5::create_dataset(state_, name, H5T_STD_I64LE, {hsize_t(v.size())});
+  h5::write_slab(d, H5T_NATIVE_INT64, v.data(), 0, rank_ == 0 ? v.size() : 0);
+}
+
+void CheckpointWriter::attribute(const std::string& name, std::int64_t value) { h5::write_attribute(state_, name, value); }
+void CheckpointWriter::attribute(const std::string& name, double value) { h5::write_attribute(state_, name, value); }
+void CheckpointWriter::attribute(const std::string& name, const std::string& value) {
+  h5::write_attribute(state_, name, value);
+}
+
+void CheckpointWriter::run_file(const std::string& path) { h5::store_file_bytes(file_, "run_file", path, comm_); }
+
+void CheckpointWriter::close() {
+  // "complete" is written last: a checkpoint without it was cut short.
+  h5::write_attribute(file_, "complete", std::int64_t(1));
+  state_.close();
+  file_.close();
+}
+
+CheckpointReader::CheckpointReader(const std::string& path, MPI_Comm comm) : path_(path), comm_(comm) {
+  file_ = h5::open_input_file(path, comm, "checkpoint");
+  const bool ours = h5::has_attribute(file_, "format") && h5::read_string_attribute(file_, "format") == kFormat;
+  if (!ours) {
+    const bool older = h5::has_attribute(file_, "format") &&
+                       h5::read_string_attribute(file_, "format").rfind("tokdyn-checkpoint", 0) == 0;
+    throw InputError("'" + path + "' is not a tokdyn checkpoint" +
+                     (older ? " of this version (it was written by an older tokdyn, without the run file: start the run again)"
+                            : ""));
   }
-  rename_collectively(tmp, path, comm);
+  if (!h5::has_attribute(file_, "complete")) throw InputError("checkpoint '" + path + "' is incomplete (cut short)");
+  CheckpointIdentity& id = identity_;
+  id.command = h5::read_string_attribute(file_, "command");
+  id.run_id = h5::read_string_attribute(file_, "run_id");
+  id.output = h5::read_string_attribute(file_, "output");
+  id.checkpoint = h5::read_string_attribute(file_, "checkpoint");
+  id.deck = h5::read_string_attribute(file_, "deck");
+  id.deck_hash = h5::read_string_attribute(file_, "deck_hash");
+  id.unit = h5::read_string_attribute(file_, "unit");
+  id.written = h5::read_string_attribute(file_, "written");
+  id.step = h5::read_int_attribute(file_, "step");
+  id.steps = h5::read_int_attribute(file_, "steps");
+  id.ranks = static_cast<int>(h5::read_int_attribute(file_, "ranks"));
+  if (!h5::exists(file_, "state") || !h5::exists(file_, "run_file"))
+    throw InputError("checkpoint '" + path + "' is damaged: it has no state or no run file");
+  state_ = h5::open_group(file_, "state");
 }
 
-CheckpointInfo read_checkpoint_info(const std::string& path, MPI_Comm comm) {
-  if (!h5::is_hdf5_file(path)) throw InputError("checkpoint '" + path + "' is missing or not an HDF5 file");
-  h5::Handle file = h5::open_file(path, comm, false);
-  if (!h5::has_attribute(file, "format") || h5::read_string_attribute(file, "format") != kFormat)
-    throw InputError("'" + path + "' is not a tokdyn checkpoint");
-  if (!h5::has_attribute(file, "complete")) throw InputError("checkpoint '" + path + "' is incomplete");
-  CheckpointInfo info;
-  info.command = h5::read_string_attribute(file, "command");
-  info.deck_text = h5::read_string_attribute(file, "deck");
-  info.run_file = h5::read_string_attribute(file, "run_file");
-  info.layer = h5::read_int_attribute(file, "layer");
-  info.diagnostics_rows = h5::read_int_attribute(file, "diagnostics_rows");
-  info.snapshot_rows = h5::read_int_attribute(file, "snapshot_rows");
-  info.ranks = static_cast<int>(h5::read_int_attribute(file, "ranks"));
-  info.counter = h5::has_attribute(file, "counter") ? h5::read_int_attribute(file, "counter") : 0;
-  if (!h5::exists(file, "X")) throw InputError("checkpoint '" + path + "' has no token state X");
-  h5::Handle x = h5::open_dataset(file, "X");
-  const auto shape = h5::dims(x);
-  if (shape.size() != 2) throw InputError("checkpoint '" + path + "': X is not a 2-D dataset");
-  info.n = static_cast<std::int64_t>(shape[0]);
-  info.d = static_cast<int>(shape[1]);
-  return info;
-}
-
-void read_checkpoint_tokens(const std::string& path, MPI_Comm comm, const Partition& partition, int d,
-                            double* x_local) {
+void CheckpointReader::rows(const std::string& name, double* local, const Partition& p, int width) const {
   int rank = 0;
-  TOKDYN_MPI_CHECK(MPI_Comm_rank(comm, &rank));
-  h5::Handle file = h5::open_file(path, comm, false);
-  h5::Handle x = h5::open_dataset(file, "X");
-  const auto shape = h5::dims(x);
-  if (shape.size() != 2 || shape[0] != hsize_t(partition.n_global) || shape[1] != hsize_t(d))
-    throw InputError("checkpoint '" + path + "': X has the wrong shape for this deck");
-  h5::read_slab(x, H5T_NATIVE_DOUBLE, x_local, partition.begin(rank), partition.count(rank));
+  TOKDYN_MPI_CHECK(MPI_Comm_rank(comm_, &rank));
+  if (!h5::exists(state_, name)) throw InputError("checkpoint '" + path_ + "' has no state '" + name + "'");
+  h5::Handle d = h5::open_dataset(state_, name);
+  const auto shape = h5::dims(d);
+  if (shape.size() != 2 || shape[0] != hsize_t(p.n_global) || shape[1] != hsize_t(width))
+    throw InputError("checkpoint '" + path_ + "': state '" + name + "' has shape [" + std::to_string(shape[0]) + ", " +
+                     std::to_string(shape.size() > 1 ? shape[1] : 0) + "], this run has [" +
+                     std::to_string(p.n_global) + ", " + std::to_string(width) + "]");
+  h5::read_slab(d, H5T_NATIVE_DOUBLE, local, p.begin(rank), p.count(rank));
+}
+
+std::vector<double> CheckpointReader::values(const std::string& name) const {
+  if (!h5::exists(state_, name)) throw InputError("checkpoint '" + path_ + "' has no state '" + name + "'");
+  h5::Handle d = h5::open_dataset(state_, name);
+  hsize_t n = 1;
+  for (hsize_t k : h5::dims(d)) n *= k;
+  std::vector<double> v(n);
+  if (n) TOKDYN_H5(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()));
+  return v;
+}
+
+std::vector<std::int64_t> CheckpointReader::integers(const std::string& name) const {
+  if (!h5::exists(state_, name)) throw InputError("checkpoint '" + path_ + "' has no state '" + name + "'");
+  h5::Handle d = h5::open_dataset(state_, name);
+  std::vector<std::int64_t> v(h5::dims(d)[0]);
+  if (!v.empty()) TOKDYN_H5(H5Dread(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()));
+  return v;
+}
+
+bool CheckpointReader::has(const std::string& name) const {
+  return h5::exists(state_, name) || h5::has_attribute(state_, name);
+}
+std::int64_t CheckpointReader::int_attribute(const std::string& name) const {
+  return h5::read_int_attribute(state_, name);
+}
+double CheckpointReader::real_attribute(const std::string& name) const {
+  return h5::read_double_attribute(state_, name);
+}
+std::string CheckpointReader::text_attribute(const std::string& name) const {
+  return h5::read_string_attribute(state_, name);
+}
+
+void CheckpointReader::restore_run_file(const std::string& path) const {
+  h5::Handle d = h5::open_dataset(file_, "run_file");
+  const std::string tmp = path + ".tmp";
+  h5::restore_file_bytes(d, tmp, comm_);
+  rename_collectively(tmp, path, comm_);
 }
 
 }  // namespace tokdyn

@@ -1,5 +1,12 @@
 #include "tokdyn/io/hdf5.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <exception>
 #include <filesystem>
 #include <sstream>
 
@@ -94,7 +101,10 @@ Handle& Handle::operator=(Handle&& o) noexcept {
   return *this;
 }
 
-Handle::~Handle() { close(); }
+Handle::~Handle() {
+  if (std::uncaught_exceptions() > 0) return;  // unwinding: no collective close (see the header)
+  close();
+}
 
 void Handle::close() {
   if (id_ >= 0 && closer_) closer_(id_);  // destructor path: nothing useful to do on failure
@@ -134,6 +144,103 @@ bool is_hdf5_file(const std::string& path) {
   const htri_t r = H5Fis_hdf5(path.c_str());
   H5Eclear2(H5E_DEFAULT);
   return r > 0;
+}
+
+Handle open_input_file(const std::string& path, MPI_Comm comm, const std::string& what) {
+  // Every rank looks for itself (a shared file system) and the answer is agreed before HDF5 opens it.
+  require_all(comm, is_hdf5_file(path), what + " '" + path + "' is missing or not an HDF5 file");
+  Handle fapl = mpio_access(comm);
+  const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl);
+  std::string reason;
+  if (id < 0) {
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, collect_message, &reason);
+    H5Eclear2(H5E_DEFAULT);
+  }
+  Handle file = make_file_handle(id);
+  require_all(comm, id >= 0, what + " '" + path + "' is truncated or damaged: HDF5 cannot open it (" + reason + ")");
+  return file;
+}
+
+Handle open_input_dataset(hid_t file, const std::string& name, const std::string& what, const std::string& path) {
+  if (!exists(file, name)) throw InputError(what + " '" + path + "' has no dataset '" + name + "'");
+  H5O_info_t info;
+  TOKDYN_H5(H5Oget_info_by_name(file, name.c_str(), &info, H5P_DEFAULT));
+  if (info.type != H5O_TYPE_DATASET)
+    throw InputError("'" + name + "' in " + what + " '" + path + "' is " +
+                     (info.type == H5O_TYPE_GROUP ? "a group" : "not a dataset") + ", not a dataset");
+  return open_dataset(file, name);
+}
+
+namespace {
+constexpr hsize_t kPiece = hsize_t(64) << 20;  // bytes a rank moves at once
+
+// This rank's share [begin, begin + count) of n bytes, and how many pieces every rank loops over.
+void byte_share(MPI_Comm comm, hsize_t n, hsize_t& begin, hsize_t& count, hsize_t& pieces) {
+  int rank = 0, size = 1;
+  TOKDYN_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  TOKDYN_MPI_CHECK(MPI_Comm_size(comm, &size));
+  const hsize_t share = (n + size - 1) / size;
+  begin = std::min(n, share * rank);
+  count = std::min(n, begin + share) - begin;
+  pieces = std::max<hsize_t>(1, (share + kPiece - 1) / kPiece);
+}
+}  // namespace
+
+void store_file_bytes(hid_t parent, const std::string& name, const std::string& path, MPI_Comm comm) {
+  int rank = 0;
+  TOKDYN_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  long long size = 0;
+  if (rank == 0) {
+    std::error_code ec;
+    size = static_cast<long long>(std::filesystem::file_size(path, ec));
+    if (ec) size = -1;
+  }
+  TOKDYN_MPI_CHECK(MPI_Bcast(&size, 1, MPI_LONG_LONG, 0, comm));
+  if (size < 0) throw SystemError("cannot read the size of '" + path + "'");
+  hsize_t begin = 0, count = 0, pieces = 1;
+  byte_share(comm, static_cast<hsize_t>(size), begin, count, pieces);
+  Handle d = create_dataset(parent, name, H5T_STD_U8LE, {static_cast<hsize_t>(size)});
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  const int err = errno;
+  require_all(comm, fd >= 0 || count == 0, "cannot open '" + path + "': " + std::strerror(err));
+  std::vector<unsigned char> buffer(std::min(count, kPiece));
+  bool ok = true;
+  for (hsize_t p = 0; p < pieces; ++p) {
+    const hsize_t at = std::min(count, p * kPiece), n = std::min(count, at + kPiece) - at;
+    for (hsize_t done = 0; done < n && ok;) {
+      const ssize_t got = ::pread(fd, buffer.data() + done, n - done, static_cast<off_t>(begin + at + done));
+      if (got <= 0) ok = false;
+      done += got > 0 ? static_cast<hsize_t>(got) : 0;
+    }
+    write_slab(d, H5T_NATIVE_UCHAR, buffer.data(), begin + at, n);
+  }
+  if (fd >= 0) ::close(fd);
+  require_all(comm, ok, "cannot read '" + path + "'");
+}
+
+void restore_file_bytes(hid_t dataset, const std::string& path, MPI_Comm comm) {
+  const hsize_t size = dims(dataset)[0];
+  hsize_t begin = 0, count = 0, pieces = 1;
+  byte_share(comm, size, begin, count, pieces);
+  // MPI-IO reports failures per rank: every step is agreed before the next collective call.
+  auto agree = [&](int rc, const char* doing) {
+    int bad = rc != MPI_SUCCESS ? 1 : 0;
+    TOKDYN_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, comm));
+    if (bad) throw SystemError(std::string("cannot ") + doing + " '" + path + "'" +
+                               (rc != MPI_SUCCESS ? ": " + mpi_error_string(rc) : std::string()));
+  };
+  MPI_File fh;
+  agree(MPI_File_open(comm, path.c_str(), MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh), "create");
+  agree(MPI_File_set_size(fh, 0), "truncate");
+  std::vector<unsigned char> buffer(std::min(count, kPiece));
+  for (hsize_t p = 0; p < pieces; ++p) {
+    const hsize_t at = std::min(count, p * kPiece), n = std::min(count, at + kPiece) - at;
+    read_slab(dataset, H5T_NATIVE_UCHAR, buffer.data(), begin + at, n);
+    agree(MPI_File_write_at_all(fh, static_cast<MPI_Offset>(begin + at), buffer.data(), static_cast<int>(n), MPI_BYTE,
+                                MPI_STATUS_IGNORE), "write");
+  }
+  agree(MPI_File_sync(fh), "write");
+  agree(MPI_File_close(&fh), "close");
 }
 
 Handle collective_transfer() {

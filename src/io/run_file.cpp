@@ -32,6 +32,7 @@ RunFile RunFile::create(const std::string& path, MPI_Comm comm, const RunInfo& i
   h5::write_attribute(f.file_, "start_time", now_iso8601(comm));
   h5::write_attribute(f.file_, "end_time", std::string());
   h5::write_attribute(f.file_, "status", std::string("running"));
+  h5::write_attribute(f.file_, "run_id", info.run_id);
   f.diagnostics_ = h5::create_group(f.file_, "diagnostics");
   f.series("layer", H5T_STD_I64LE, {});
   f.series("time", H5T_IEEE_F64LE, {});
@@ -43,24 +44,20 @@ RunFile RunFile::create(const std::string& path, MPI_Comm comm, const RunInfo& i
   return f;
 }
 
-RunFile RunFile::reopen(const std::string& path, MPI_Comm comm, hsize_t diagnostics_rows, hsize_t snapshot_rows) {
-  if (!h5::is_hdf5_file(path))
-    throw InputError("run file '" + path + "' of the checkpoint is missing or unreadable");
+RunFile RunFile::reopen(const std::string& path, MPI_Comm comm) {
   RunFile f(comm);
   TOKDYN_MPI_CHECK(MPI_Comm_rank(comm, &f.rank_));
   f.file_ = h5::open_file(path, comm, true);
   f.diagnostics_ = h5::open_group(f.file_, "diagnostics");
-  if (h5::exists(f.file_, "tokens")) {  // a mean-field run keeps its snapshots in its study group
+  if (h5::exists(f.file_, "tokens")) {  // a study keeps no token snapshots
     f.tokens_ = h5::open_group(f.file_, "tokens");
     f.snap_x_ = h5::open_dataset(f.tokens_, "X");
     f.snap_layer_ = h5::open_dataset(f.tokens_, "layer");
     f.snap_time_ = h5::open_dataset(f.tokens_, "time");
-    if (h5::dims(f.snap_layer_)[0] < snapshot_rows)
-      throw InputError("run file '" + path + "' holds fewer snapshots than its checkpoint recorded");
-    for (hid_t d : {f.snap_x_.id(), f.snap_layer_.id(), f.snap_time_.id()}) h5::set_series_rows(d, snapshot_rows);
+    f.snapshot_rows_ = h5::dims(f.snap_layer_)[0];
   }
-  f.snapshot_rows_ = snapshot_rows;
-  // Every 1-D or 2-D series of /diagnostics whose first dimension counts rows; constants stay.
+  // Every series of /diagnostics (constants aside); the file is the checkpoint's copy, so its rows are the
+  // rows written up to the checkpoint's step.
   H5G_info_t info;
   TOKDYN_H5(H5Gget_info(f.diagnostics_, &info));
   for (hsize_t i = 0; i < info.nlinks; ++i) {
@@ -68,12 +65,9 @@ RunFile RunFile::reopen(const std::string& path, MPI_Comm comm, hsize_t diagnost
     TOKDYN_H5(H5Lget_name_by_idx(f.diagnostics_, ".", H5_INDEX_NAME, H5_ITER_INC, i, name, sizeof name, H5P_DEFAULT));
     h5::Handle d = h5::open_dataset(f.diagnostics_, name);
     if (h5::has_attribute(d, "constant")) continue;
-    if (h5::dims(d)[0] < diagnostics_rows)
-      throw InputError("run file '" + path + "' holds fewer diagnostics rows than its checkpoint recorded");
-    h5::set_series_rows(d, diagnostics_rows);
     f.series_[name] = std::move(d);
   }
-  f.diagnostics_rows_ = diagnostics_rows;
+  f.diagnostics_rows_ = h5::dims(f.series_.at("layer"))[0];
   f.set_status("running");
   return f;
 }
@@ -128,6 +122,16 @@ hid_t RunFile::study_group(const std::string& name) {
       .first->second;
 }
 
+hid_t RunFile::study_series(const std::string& group, const std::string& name, hid_t type,
+                            const std::vector<hsize_t>& row_dims) {
+  const std::string key = group + "/" + name;
+  auto it = study_series_.find(key);
+  if (it != study_series_.end()) return it->second;
+  const hid_t g = study_group(group);
+  h5::Handle d = h5::exists(g, name) ? h5::open_dataset(g, name) : h5::create_series(g, name, type, row_dims);
+  return study_series_.emplace(key, std::move(d)).first->second;
+}
+
 void RunFile::set_status(const std::string& status) {
   h5::write_attribute(file_, "status", status);
   h5::write_attribute(file_, "end_time", status == "running" ? std::string() : now_iso8601(comm_));
@@ -141,6 +145,7 @@ void RunFile::flush() { TOKDYN_H5(H5Fflush(file_, H5F_SCOPE_GLOBAL)); }
 
 void RunFile::close() {
   // Children before the file: reverse order of creation.
+  study_series_.clear();
   studies_.clear();
   series_.clear();
   snap_time_.close();

@@ -13,12 +13,8 @@ double read_initial_tokens(const std::string& path, const std::string& dataset, 
                            const Partition& partition, int d, double* x_local) {
   int rank = 0;
   TOKDYN_MPI_CHECK(MPI_Comm_rank(comm, &rank));
-  int readable = h5::is_hdf5_file(path) ? 1 : 0;
-  TOKDYN_MPI_CHECK(MPI_Bcast(&readable, 1, MPI_INT, 0, comm));  // rank 0 decides for all
-  if (!readable) throw InputError("token file '" + path + "' is missing or not an HDF5 file");
-  h5::Handle file = h5::open_file(path, comm, false);
-  if (!h5::exists(file, dataset)) throw InputError("token file '" + path + "' has no dataset '" + dataset + "'");
-  h5::Handle data = h5::open_dataset(file, dataset);
+  h5::Handle file = h5::open_input_file(path, comm, "token file");
+  h5::Handle data = h5::open_input_dataset(file, dataset, "token file", path);
   h5::Handle type = h5::make_type_handle(TOKDYN_H5(H5Dget_type(data)));
   if (TOKDYN_H5(H5Tget_class(type)) != H5T_FLOAT)
     throw InputError("token file '" + path + "': dataset '" + dataset + "' is not floating point");

@@ -1,6 +1,7 @@
 // The Gaussian-field representations, and their deck keys: a new one is its class plus one line here.
 #include "tokdyn/core/deck.hpp"
 #include "tokdyn/noise/gaussian_field.hpp"
+#include "tokdyn/run/memory.hpp"
 
 namespace tokdyn {
 
@@ -30,6 +31,17 @@ FieldParams field_params_from_deck(const Deck& deck, int d) {
   p.features = deck.get_int("noise.features");
   p.seed = static_cast<std::uint64_t>(deck.get_int("run.seed"));
   return p;
+}
+
+}  // namespace tokdyn
+
+namespace tokdyn {
+
+void field_memory(MemoryEstimate& memory, const Deck& deck, std::int64_t n_local, int d) {
+  // Random features hold U [M, d]; either field evaluates phi [n_local, K] and increments [K, d] per step.
+  const double modes = deck.get_text("noise.field") == "features" ? double(deck.get_int("noise.features")) + 1 : 1024.0;
+  if (deck.get_text("noise.field") == "features") memory.add("random features U [M, d]", modes * d);
+  memory.add("noise modes phi [N/P, K] x 2 and increments [K, d]", modes * (2.0 * static_cast<double>(n_local) + d));
 }
 
 }  // namespace tokdyn

@@ -6,6 +6,7 @@
 #include "tokdyn/core/blas.hpp"
 #include "tokdyn/core/deck.hpp"
 #include "tokdyn/core/random.hpp"
+#include "tokdyn/run/memory.hpp"
 
 namespace tokdyn {
 namespace {
@@ -22,6 +23,11 @@ void add_kernel_keys(DeckSchema& s) {
   s.add_choice("mlp.activation", "relu", activation_names(), "activation sigma");
   s.add_real("mlp.sigma_u", 0.0, "standard deviation sigma_U of the hidden bias b_U", 0.0);
   s.add_real("mlp.sigma_w", 0.0, "standard deviation sigma_W of the output bias b_W", 0.0);
+}
+
+void mlp_memory(MemoryEstimate& memory, std::int64_t width, int d) {
+  memory.add("MLP weights U [m, d], W [d, m]", 2.0 * static_cast<double>(width) * d);
+  memory.add("MLP hidden chunk [256, m]", double(kChunk) * static_cast<double>(width));
 }
 
 MlpParams mlp_params_from_deck(const Deck& deck) {

@@ -59,7 +59,7 @@ void add_weight_keys(DeckSchema& s) {
   s.add_text("weights.format", "synthetic",
              "weight format: gpt2, bert, albert, gpt-neo (safetensors files), hdf5 (tokdyn's layout, from "
              "`tokdyn weights`), synthetic (prescribed spectra, no file)");
-  s.add_text("weights.file", "", "the safetensors or HDF5 weights file (every format but synthetic)");
+  s.add_file("weights.file", "", "the safetensors or HDF5 weights file (every format but synthetic)");
   s.add_text("weights.prefix", "auto",
              "key prefix of a safetensors model: auto = none, or the model's usual one (transformer., bert., "
              "albert.) when the bare names are absent; any other value as given (empty: none)");

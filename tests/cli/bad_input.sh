@@ -43,6 +43,14 @@ expect_error 2 "dataset 'K' has shape \[3,3\], expected \[4,4\]" "${base[@]}" --
 expect_error 2 "needs attention.weights_file" "${base[@]}" --attention.value=file
 expect_error 2 "checkpoint 'nockpt.h5' is missing" "${base[@]}" --restart nockpt.h5
 
+# Run options a command does not take are refused; --help lists the ones it takes.
+expect_error 2 "tokdyn weights keeps no run file or checkpoints: --resume does not apply" weights --resume
+expect_error 2 "tokdyn bench writes no file: --force does not apply" bench --force
+"$TOKDYN" weights --help > help.txt
+grep -q -- "--force" help.txt && ! grep -q -- "--resume" help.txt || fail "weights --help: $(cat help.txt)"
+"$TOKDYN" synchronize --help > help.txt
+for o in --resume --restart --status --force; do grep -q -- "$o" help.txt || fail "synchronize --help lacks $o"; done
+
 # An existing output is never replaced without --force.
 run 1 "${base[@]}" --run.output=keep.h5 > /dev/null
 cp keep.h5 keep.orig
@@ -58,7 +66,7 @@ expect_error 3 "NaN or Inf in the token state after layer 1" "${base[@]}" --atte
 no_complete_file
 
 # Mean-field solver: the grid lives on the circle, needs cells for every rank, scalar Q, K, V, a CFL it can meet.
-mf=(meanfield "$SRC/input/meanfield-circle.ini" --model.L=2 --model.T=0.1 --run.output=mf.h5)
+mf=(meanfield "$SRC/input/meanfield-circle.ini" --model.L=2 --model.T=0.1 --run.output=mf.h5 --force)
 expect_error 2 "meanfield.solver = grid needs model.d = 2" "${mf[@]}" --model.d=3
 expect_error 2 "deck key 'meanfield.cells' = '5': out of range" "${mf[@]}" --meanfield.cells=5
 expect_error 2 "needs attention.query to be a multiple of the identity" "${mf[@]}" --attention.query=gaussian

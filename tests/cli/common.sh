@@ -1,6 +1,6 @@
 # Shared by the CLI tests: a scratch directory per test, the binary, mpiexec, and checks.
 # Environment (from CTest): TOKDYN, MPIEXEC, PYTHON, SRC.
-set -euo pipefail
+set -uo pipefail; [ -n "${SOFT_FAIL:-}" ] || set -e
 : "${TOKDYN:?}" "${MPIEXEC:?}" "${PYTHON:=/usr/bin/python3}" "${SRC:?}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 # Scripts run with arguments (restart.sh NP) get one directory per argument list, so ctest -j is safe.
@@ -8,7 +8,8 @@ name=$(basename "$0" .sh)${TEST_SUFFIX:-}${*:+$(printf -- "-%s" "$@")}
 scratch="$PWD/cli-scratch/$name"
 rm -rf "$scratch" && mkdir -p "$scratch" && cd "$scratch"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# SOFT_FAIL=1 reports every failed check and goes on (to list what an older binary gets wrong).
+fail() { echo "FAIL: $*" >&2; [ -n "${SOFT_FAIL:-}" ] && return 0; exit 1; }
 run() { local np=$1; shift; "$MPIEXEC" -n "$np" "$TOKDYN" "$@"; }
 status_of() { "$PYTHON" -c "import h5py,sys; print(h5py.File(sys.argv[1],'r').attrs['status'])" "$1"; }
 compare() { "$PYTHON" "$SRC/tests/cli/compare_runs.py" "$@"; }
@@ -34,4 +35,32 @@ no_complete_file() {
     [ -e "$f" ] || continue
     if [ "$(status_of "$f" 2>/dev/null || echo unreadable)" = complete ]; then fail "$f claims status complete"; fi
   done
+}
+
+# The key that checkpoints and stops after a number of steps (overridable to replay a test on an older binary).
+STOP=${STOP_KEY:-run.stop_at}
+
+# wait_for FILE REGEX [SECONDS]: waits until FILE has a line matching REGEX.
+wait_for() {
+  local file=$1 regex=$2 limit=${3:-60} i
+  for i in $(seq $((limit * 20))); do
+    grep -qE "$regex" "$file" 2>/dev/null && return 0
+    sleep 0.05
+  done
+  fail "waited ${limit} s for /$regex/ in $file: $(cat "$file" 2>/dev/null)"
+}
+
+# signal_ranks SIGNAL PATTERN: signals the rank processes (not the launcher) whose command line matches.
+signal_ranks() { pkill "-$1" -f "^$TOKDYN $2" || fail "no rank process matches '$2'"; }
+
+# expect_job_error NP CODE REGEX ARGS...: the job (mpiexec) exits with CODE within 60 s, stderr has exactly
+# one 'tokdyn: error' line, matching REGEX, and no internal-error wording.
+expect_job_error() {
+  local np=$1 code=$2 regex=$3; shift 3
+  local rc=0 t0=$SECONDS
+  timeout 60 "$MPIEXEC" -n "$np" "$TOKDYN" "$@" > out.txt 2> err.txt || rc=$?
+  [ "$rc" = "$code" ] || fail "'$*': exit code $rc, expected $code; stderr: $(cat err.txt)"
+  grep -qE "$regex" err.txt || fail "'$*': stderr does not match /$regex/: $(cat err.txt)"
+  [ "$(grep -c 'tokdyn: error' err.txt)" = 1 ] || fail "'$*': expected one error line, got: $(cat err.txt)"
+  echo "ok ($((SECONDS - t0)) s): $* -> $(grep 'tokdyn: error' err.txt)"
 }

@@ -8,8 +8,9 @@ import numpy as np
 
 
 def datasets(f):
+    """Every dataset but timings (attribute `timing`), the one thing two runs of a deck do not share."""
     names = []
-    f.visititems(lambda n, o: names.append(n) if isinstance(o, h5py.Dataset) else None)
+    f.visititems(lambda n, o: names.append(n) if isinstance(o, h5py.Dataset) and "timing" not in o.attrs else None)
     return sorted(names)
 
 

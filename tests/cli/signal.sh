@@ -1,29 +1,44 @@
-# SIGTERM (what Slurm sends at the time limit) and SIGUSR1 (--signal) make a running job checkpoint at
-# the next layer and exit 0 with status checkpointed; --resume then finishes it, bitwise equal to an
-# uninterrupted run. The ranks are signalled at the first progress line; L is long enough (several
-# seconds of layers) that the run cannot finish first on a fast machine.
+# SIGTERM (what Slurm sends at the time limit), SIGUSR1 (--signal) and SIGINT make a running job
+# checkpoint at the next layer and exit 0 with status checkpointed; a second signal does not cut that
+# short; a signal during start-up (here: the O(N^2) diagnostics of layer 0) leaves a checkpoint of layer
+# 0. --resume then finishes each run, bitwise equal to an uninterrupted run. The ranks are signalled at
+# the first progress line; L is long enough (several seconds of layers) that the run cannot finish first.
 source "$(dirname "$0")/common.sh"
-deck=(transformer --model.N=256 --model.d=8 --model.L=8000 --model.T=10 --mlp.width=512
+deck=(transformer --model.N=256 --model.d=8 --model.L=3000 --model.T=10 --mlp.width=512
       --diagnostics.every=10 --run.progress_interval=0.2)
 
-# signal_run SIGNAL OUTPUT: starts a 2-rank run, signals its ranks once it is under way, waits for it.
+# signal_run OUTPUT WHEN SIGNAL...: starts a 2-rank run, sends the signals to its ranks (back to back: a
+# second one lands while the first is handled) once a line matching WHEN appears, waits for it; it must
+# have checkpointed.
 signal_run() {
-  local sig=$1 out=$2
+  local out=$1 when=$2 sig; shift 2
   "$MPIEXEC" -n 2 "$TOKDYN" "${deck[@]}" --run.output="$out" > "$out.log" 2>&1 &
   local launcher=$!
-  for _ in $(seq 200); do grep -q "^layer" "$out.log" 2>/dev/null && break; sleep 0.05; done
+  wait_for "$out.log" "$when"
   # The ranks, not the launcher: Slurm signals every process of the job step.
-  pkill "-$sig" -f "^$TOKDYN transformer.*--run.output=$out" || fail "no rank process found for $out"
-  wait "$launcher" || fail "$sig: run exited with $?: $(cat "$out.log")"
-  grep -q "checkpointed at layer .* (signal)" "$out.log" || fail "$sig: no checkpoint message: $(cat "$out.log")"
-  [ "$(status_of "$out.part")" = checkpointed ] || fail "$sig: status should be checkpointed"
-  echo "$sig: $(grep checkpointed "$out.log")"
+  signal_ranks "$1" ".*--run.output=$out"
+  for sig in "${@:2}"; do pkill "-$sig" -f "^$TOKDYN .*--run.output=$out" || true; done
+  wait "$launcher" || fail "$*: run exited with $?: $(cat "$out.log")"
+  grep -q "checkpointed at layer .* (signal)" "$out.log" || fail "$*: no checkpoint message: $(cat "$out.log")"
+  [ "$(status_of "$out.part")" = checkpointed ] || fail "$*: status should be checkpointed"
+  echo "$*: $(grep checkpointed "$out.log")"
 }
 
-signal_run TERM term.h5
-signal_run USR1 usr1.h5
-run 2 "${deck[@]}" --run.output=term.h5 --resume > /dev/null
-run 2 "${deck[@]}" --run.output=usr1.h5 --resume > /dev/null
+signal_run term.h5 "^layer" TERM
+signal_run usr1.h5 "^layer" USR1
+signal_run int.h5 "^layer" INT
+signal_run twice.h5 "^layer" TERM TERM
+for out in term usr1 int twice; do run 2 "${deck[@]}" --run.output=$out.h5 --resume > /dev/null; done
 run 2 "${deck[@]}" --run.output=full.h5 --run.progress_interval=100 > /dev/null
-compare full.h5 term.h5 --tol 0
-compare full.h5 usr1.h5 --tol 0
+for out in term usr1 int twice; do compare full.h5 $out.h5 --tol 0; done
+
+# Start-up: 20000 tokens make the layer-0 pair statistics take about a second; the signal comes with the
+# banner line, before the first layer.
+deck=(transformer --model.N=20000 --model.d=3 --model.L=4 --mlp.width=16 --attention.enabled=false
+      --diagnostics.every=4 --run.progress_interval=100)
+signal_run startup.h5 "^tokdyn transformer" TERM
+grep -q "checkpointed at layer 0/4" startup.h5.log || fail "start-up: $(cat startup.h5.log)"
+run 2 "${deck[@]}" --run.output=startup.h5 --resume > /dev/null
+run 2 "${deck[@]}" --run.output=startup-full.h5 > /dev/null
+compare startup-full.h5 startup.h5 --tol 0
+echo "signal: all checks passed"

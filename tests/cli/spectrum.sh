@@ -162,7 +162,7 @@ grep -q "shared weights: one solve" log.txt || fail "no shared note: $(cat log.t
   || fail "shared: not one row"
 
 # Status and an existing output.
-[ "$(run 1 spectrum "$deck" --run.output=ks1.h5 --status)" = complete ] || fail "--status of a finished run"
+case "$(run 1 spectrum "$deck" --run.output=ks1.h5 --status)" in complete:*) ;; *) fail "--status of a finished run";; esac
 run 1 spectrum "$deck" --run.output=ks1.h5 --resume | grep -q "nothing to do" || fail "--resume of a finished run"
 expect_error 2 "output 'ks2.h5' exists" spectrum "$deck" --run.output=ks2.h5
 

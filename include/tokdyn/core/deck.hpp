@@ -22,6 +22,7 @@ struct KeySpec {
   bool min_exclusive = false;
   std::vector<std::string> choices;
   bool run_control = false;  // may differ between a checkpoint and its restart (output cadence, ...)
+  bool input_file = false;   // names a file the run reads (must not be one of the files it writes)
 };
 
 class DeckSchema {
@@ -34,6 +35,8 @@ class DeckSchema {
                     double max = std::numeric_limits<double>::infinity(), bool min_exclusive = false);
   KeySpec& add_bool(const std::string& name, bool def, const std::string& help);
   KeySpec& add_text(const std::string& name, const std::string& def, const std::string& help);
+  // A text key that names an input file.
+  KeySpec& add_file(const std::string& name, const std::string& def, const std::string& help);
   KeySpec& add_choice(const std::string& name, const std::string& def,
                       const std::vector<std::string>& choices, const std::string& help);
 
@@ -54,6 +57,8 @@ class Deck {
                     const std::vector<std::string>& overrides);
   // From the resolved text stored in a run file or checkpoint.
   static Deck from_text(const DeckSchema& schema, const std::string& text, const std::string& origin);
+  // This deck with "--section.key=value" overrides applied (and checked).
+  Deck with_overrides(const std::vector<std::string>& overrides) const;
 
   std::int64_t get_int(const std::string& name) const;
   double get_real(const std::string& name) const;
@@ -66,6 +71,10 @@ class Deck {
   std::string resolved_text() const;
   // Keys (not run_control ones) whose values differ from other's.
   std::vector<std::string> differences(const Deck& other) const;
+  // Hash (64-bit FNV-1a, hex) of the keys that fix the results: equal decks up to run-control keys hash equal.
+  std::string hash() const;
+  // The input files the deck names (key, path), empty values left out.
+  std::vector<std::pair<std::string, std::string>> input_files() const;
 
  private:
   Deck(const DeckSchema& schema) : schema_(&schema) {}

@@ -39,13 +39,18 @@ void require_all(MPI_Comm comm, bool ok, const std::string& message);
                                    ::tokdyn::mpi_error_string(tokdyn_mpi_rc_));       \
   } while (0)
 
-// PETSc calls from code that does not itself return PetscErrorCode.
-#define TOKDYN_PETSC_CHECK(call)                                                      \
-  do {                                                                                \
-    PetscErrorCode tokdyn_petsc_rc_ = (call);                                         \
-    if (tokdyn_petsc_rc_) ::tokdyn::throw_system_error("PETSc", #call, __FILE__, __LINE__); \
+// PETSc calls from code that does not itself return PetscErrorCode; the error names PETSc's message.
+#define TOKDYN_PETSC_CHECK(call)                                                                       \
+  do {                                                                                                 \
+    PetscErrorCode tokdyn_petsc_rc_ = (call);                                                          \
+    if (tokdyn_petsc_rc_)                                                                              \
+      ::tokdyn::throw_system_error("PETSc", #call, __FILE__, __LINE__, ::tokdyn::take_petsc_error()); \
   } while (0)
 
 namespace tokdyn {
 std::string mpi_error_string(int code);
+// PETSc reports its errors through a handler that keeps the first message (no multi-line trace on
+// stderr); TOKDYN_PETSC_CHECK takes it into the error it throws.
+void install_petsc_error_handler();
+std::string take_petsc_error();
 }

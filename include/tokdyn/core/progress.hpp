@@ -29,11 +29,6 @@ class Progress {
   bool printed_ = false;
 };
 
-// Progress of a study whose replicas are spread over the ranks (replica r on rank r mod P): rank 0
-// counts the replicas it holds and prints under the label "replica (rank 0)".
-Progress replica_progress(const Comm& comm, std::int64_t replicas, double interval_seconds, double work_per_replica,
-                          std::string unit);
-
 std::string format_seconds(double s);
 
 }  // namespace tokdyn

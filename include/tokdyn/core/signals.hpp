@@ -1,12 +1,15 @@
-// SIGTERM and SIGUSR1 (Slurm --signal, scancel --signal) ask a run to checkpoint at the next layer
-// and exit cleanly. The handler only sets a flag; the run loop polls it collectively.
+// SIGTERM (Slurm's time limit), SIGUSR1 (Slurm --signal, scancel --signal) and SIGINT ask a run to
+// checkpoint at its next step and exit cleanly. The handlers only set a flag, which the run polls
+// collectively; they are installed before any work, and a second signal changes nothing but the flag.
 #pragma once
 
 namespace tokdyn {
 
-void install_checkpoint_signal_handlers();
-bool checkpoint_signal_received();  // this rank's flag
-int last_signal();                   // number of the signal received, 0 if none
-void reset_checkpoint_signal();      // for tests
+// Installs the handlers (again after PETSc's initialisation, which installs its own for SIGTERM).
+void install_signal_handlers();
+bool stop_signal_received();  // this rank's flag
+int last_signal();             // number of the last signal received, 0 if none
+const char* signal_name(int sig);  // "SIGTERM", ...
+void reset_stop_signal();      // for tests
 
 }  // namespace tokdyn

@@ -9,6 +9,7 @@
 
 #include "tokdyn/diagnostics/fit.hpp"
 #include "tokdyn/noise/kernel_function.hpp"
+#include "tokdyn/run/replicas.hpp"
 
 namespace tokdyn {
 
@@ -44,8 +45,22 @@ struct PairExponents {
 
 // Pairs (X, Y = LN(X + r0 xi)) through L layers X <- LN(X + sqrt(dt) G_l(X)) of fresh width-m MLPs, one
 // MLP per replica and layer. The separation is renormalised to r0 after each layer and the logarithms of
-// its growth are summed (the linear regime at every time). Replicas are spread over the ranks; the
-// result is the same on any number of ranks.
+// its growth are summed (the linear regime at every time): the row of a pair is that sum at layers 0..L.
+class PairReplicas : public ReplicaStudy {
+ public:
+  PairReplicas(const Comm& comm, const MlpKernel& kernel, const PairSimulation& sim);
+  // Moments at every layer and their fitted slopes (bootstrap over pairs) from the rows.
+  PairExponents exponents() const;
+
+ protected:
+  void compute(std::int64_t index, double* row) override;
+
+ private:
+  MlpKernel kernel_;
+  PairSimulation sim_;
+};
+
+// Every pair at once (no run file); the result is the same on any number of ranks.
 PairExponents simulate_pair_exponents(MPI_Comm comm, const MlpKernel& kernel, const PairSimulation& sim);
 
 }  // namespace tokdyn

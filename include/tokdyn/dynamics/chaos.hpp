@@ -11,6 +11,7 @@
 
 #include "tokdyn/core/comm.hpp"
 #include "tokdyn/core/deck.hpp"
+#include "tokdyn/run/replicas.hpp"
 
 namespace tokdyn {
 
@@ -21,7 +22,6 @@ struct ChaosStudy {
   std::string distance = "circular";   // circular (d = 2) | assignment | sliced
   std::int64_t sliced_directions = 64;
   double beta = 1;                     // of E_beta and of the MMD kernel
-  double progress_interval = 10;
 };
 
 struct ChaosResult {
@@ -33,7 +33,24 @@ struct ChaosResult {
 // assignment when the reference points have equal masses and every N divides their number, else sliced.
 std::string chaos_distance(const Deck& deck, const std::vector<std::int64_t>& sizes);
 
-// The deck holds the meanfield keys (the reference solver and mu_0), the model, attention and noise.
+// The study as a distributed replica study (each replica on every rank): the row of a replica is
+// [W2^2 | MMD^2 | |dE_beta| | |d mean|], each [J, S]. The deck holds the meanfield keys (the reference solver
+// and mu_0), the model, attention and noise.
+class ChaosReplicas : public ReplicaStudy {
+ public:
+  ChaosReplicas(const Comm& comm, const Deck& deck, const ChaosStudy& study);
+  ChaosResult result() const;
+  std::string nonfinite_message(std::int64_t step) const override;
+
+ protected:
+  void compute(std::int64_t index, double* row) override;
+
+ private:
+  const Deck& deck_;
+  ChaosStudy study_;
+  std::vector<double> times_;  // [S]
+};
+
 ChaosResult run_chaos_study(const Comm& comm, const Deck& deck, const ChaosStudy& study);
 
 // Exponents of the bound r_d(N) of E sup_t W2^2 (Prop 1.2: -1/2 for d <= 4, the log at d = 4 aside,

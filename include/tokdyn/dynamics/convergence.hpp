@@ -14,6 +14,7 @@
 
 #include "tokdyn/attention/attention.hpp"
 #include "tokdyn/noise/gaussian_field.hpp"
+#include "tokdyn/run/replicas.hpp"
 
 namespace tokdyn {
 
@@ -29,7 +30,6 @@ struct ConvergenceSetup {
   FieldParams field;                    // its kernel is also the width study's kappa
   std::uint64_t seed = 1;
   std::vector<std::int64_t> replicas;  // replica ids covered by this run
-  double progress_interval = 10;       // seconds between progress lines (rank 0's replicas)
 };
 
 struct DepthStudy {
@@ -50,6 +50,34 @@ struct ConvergenceResult {
   std::vector<double> mse_grid, mse_sup, mse_final;  // [replicas, levels]
 };
 
+// The studies as replica studies: the row of a replica is [mse_grid | mse_sup | mse_final], J levels each.
+class DepthReplicas : public ReplicaStudy {
+ public:
+  DepthReplicas(const Comm& comm, const ConvergenceSetup& setup, const DepthStudy& study);
+  ConvergenceResult result() const;
+
+ protected:
+  void compute(std::int64_t index, double* row) override;
+
+ private:
+  ConvergenceSetup setup_;
+  DepthStudy study_;
+};
+
+class WidthReplicas : public ReplicaStudy {
+ public:
+  WidthReplicas(const Comm& comm, const ConvergenceSetup& setup, const WidthStudy& study);
+  ConvergenceResult result() const;
+
+ protected:
+  void compute(std::int64_t index, double* row) override;
+
+ private:
+  ConvergenceSetup setup_;
+  WidthStudy study_;
+};
+
+// Every replica at once (no run file): the library's entry points.
 ConvergenceResult run_depth_study(MPI_Comm comm, const ConvergenceSetup& setup, const DepthStudy& study);
 ConvergenceResult run_width_study(MPI_Comm comm, const ConvergenceSetup& setup, const WidthStudy& study);
 

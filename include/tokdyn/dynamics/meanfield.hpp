@@ -18,6 +18,7 @@ namespace tokdyn {
 
 class Deck;
 class DeckSchema;
+class MemoryEstimate;
 
 // The initial law mu_0 by its density relative to the uniform measure on S^{d-1}, in the first coordinate:
 // cosine: 1 + a x_1 (a in [0, 1]; on S^1 the density (1 + a cos theta) / 2 pi); von-mises: e^{c x_1} / Z.
@@ -67,8 +68,10 @@ class MeanFieldSolver {
   virtual std::vector<double> state() const = 0;
   virtual void restore(const std::vector<double>& rows, std::int64_t counter) = 0;
   virtual std::int64_t counter() const { return 0; }
-  // A restarted run: the snapshot series of group cut back to `rows` and continued from there.
-  virtual void resume_snapshots(hid_t group, std::uint64_t rows) = 0;
+  // A restarted run: the snapshot series of group (restored with the run file) continued from its rows.
+  virtual void resume_snapshots(hid_t group) = 0;
+  // Lets go of the snapshot series before the run file is closed.
+  virtual void close_snapshots() = 0;
   // Size of the discretisation (cells or points) and its unit, for the progress line.
   virtual std::int64_t size() const = 0;
   virtual std::string size_unit() const = 0;
@@ -89,5 +92,7 @@ void add_meanfield_keys(DeckSchema& schema);
 // Every key of `tokdyn meanfield`: run, diagnostics, model (d, L, T), attention, kernel, noise, meanfield.
 DeckSchema meanfield_schema();
 InitialDensity initial_density_from_deck(const Deck& deck);
+// The solver's arrays per rank for the memory check (grid cells or quadrature points, noise modes).
+void meanfield_memory(MemoryEstimate& memory, const Deck& deck, int ranks);
 
 }  // namespace tokdyn

@@ -14,6 +14,7 @@
 #include "tokdyn/diagnostics/fit.hpp"
 #include "tokdyn/dynamics/transformer.hpp"
 #include "tokdyn/noise/random_mlp.hpp"
+#include "tokdyn/run/replicas.hpp"
 
 namespace tokdyn {
 
@@ -29,7 +30,6 @@ struct SynchronizationSetup {
   std::int64_t every = 1;              // E_beta every k layers (and at the last)
   double beta = 1;                     // of E_beta
   double cluster_cosine = 0.99;        // a pair is in one cluster when cos > c, antipodal when cos < -c
-  double progress_interval = 10;       // seconds between progress lines (rank 0's replicas)
 };
 
 struct SynchronizationResult {
@@ -39,6 +39,21 @@ struct SynchronizationResult {
   std::vector<double> energy;       // [R, S] E_beta of replica r at layer[s]
   // Last layer, per replica [R]: fractions of the N(N-1)/2 pairs with cos > c and cos < -c.
   std::vector<double> aligned_fraction, antipodal_fraction, min_cosine;
+};
+
+// The study as replicas: the row of a replica is [E_beta at the S recorded layers | aligned | antipodal | min cos].
+class SynchronizationReplicas : public ReplicaStudy {
+ public:
+  SynchronizationReplicas(const Comm& comm, const SynchronizationSetup& setup);
+  SynchronizationResult result() const;
+  std::string nonfinite_message(std::int64_t step) const override;
+
+ protected:
+  void compute(std::int64_t index, double* row) override;
+
+ private:
+  SynchronizationSetup setup_;
+  std::vector<std::int64_t> layers_;  // [S] recorded layers
 };
 
 // Collective on comm; every rank gets the whole result.

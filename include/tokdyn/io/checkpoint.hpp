@@ -1,36 +1,84 @@
-// Checkpoints: the token state after a layer, the resolved deck, and how far the run file had got.
-// Written to PATH.tmp and renamed when complete, so a checkpoint on disk is always whole.
+// Checkpoints: a run's state after a step, the run file as it was at that step (its bytes), and the run's
+// identity. Written to PATH.tmp and renamed when complete, so a checkpoint on disk is always whole; the
+// run file is restored from it on a restart, which undoes whatever a crash did to the run file after it.
+//   /           attrs: format, complete (written last), command, run_id, output (absolute run-file path),
+//               checkpoint (its own absolute path when written), deck, deck_hash, ranks, step, steps, unit,
+//               tokdyn_version, git_revision, written
+//   /state/*    the state, as the run's RunState wrote it (distributed rows, replicated values, attributes)
+//   /run_file   uint8 [bytes]: the partial run file at this step
 #pragma once
 
 #include <mpi.h>
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tokdyn/core/partition.hpp"
 #include "tokdyn/io/hdf5.hpp"
 
 namespace tokdyn {
 
-struct CheckpointInfo {
+struct CheckpointIdentity {
   std::string command;
-  std::string deck_text;
-  std::string run_file;        // the partial run file this checkpoint continues
-  std::int64_t layer = 0;      // layers done
-  std::int64_t n = 0;
-  int d = 0;
-  hsize_t diagnostics_rows = 0;
-  hsize_t snapshot_rows = 0;
-  int ranks = 0;               // of the run that wrote it
-  std::int64_t counter = 0;    // a solver's own integer state (the mean-field grid's sub-step level)
+  std::string run_id;      // drawn when the run started; the run file carries it too
+  std::string output;      // absolute path of the run file the run writes
+  std::string checkpoint;  // absolute path of this checkpoint when written (tells a moved run directory)
+  std::string deck;        // the resolved deck
+  std::string deck_hash;   // of the keys that fix the results (not the run-control ones)
+  std::string unit = "layer";  // what a step is
+  std::string written;     // time
+  std::int64_t step = 0;   // steps done
+  std::int64_t steps = 0;  // of the whole run
+  int ranks = 0;           // of the run that wrote it
 };
 
-// Collective. x_local: this rank's rows [partition.count(rank), d].
-void write_checkpoint(const std::string& path, MPI_Comm comm, const CheckpointInfo& info, const double* x_local,
-                      const Partition& partition);
-// Collective; InputError naming the file when it is missing, not a checkpoint, or truncated.
-CheckpointInfo read_checkpoint_info(const std::string& path, MPI_Comm comm);
-void read_checkpoint_tokens(const std::string& path, MPI_Comm comm, const Partition& partition, int d, double* x_local);
+// Collective from construction to close().
+class CheckpointWriter {
+ public:
+  CheckpointWriter(const std::string& path, MPI_Comm comm, const CheckpointIdentity& identity);
+  // [n, width] doubles, each rank its block of rows of partition.
+  void rows(const std::string& name, const double* local, const Partition& partition, int width);
+  // Values every rank holds (rank 0 writes them).
+  void values(const std::string& name, const std::vector<double>& v);
+  void integers(const std::string& name, const std::vector<std::int64_t>& v);
+  void attribute(const std::string& name, std::int64_t value);
+  void attribute(const std::string& name, double value);
+  void attribute(const std::string& name, const std::string& value);
+  // The bytes of the (flushed) run file.
+  void run_file(const std::string& path);
+  // Marks the checkpoint complete (last) and closes it.
+  void close();
+  MPI_Comm comm() const { return comm_; }
+
+ private:
+  MPI_Comm comm_;
+  int rank_ = 0;
+  h5::Handle file_, state_;
+};
+
+// Collective. InputError naming the file when it is missing, damaged, not a tokdyn checkpoint or incomplete.
+class CheckpointReader {
+ public:
+  CheckpointReader(const std::string& path, MPI_Comm comm);
+  const CheckpointIdentity& identity() const { return identity_; }
+  void rows(const std::string& name, double* local, const Partition& partition, int width) const;
+  std::vector<double> values(const std::string& name) const;
+  std::vector<std::int64_t> integers(const std::string& name) const;
+  bool has(const std::string& name) const;  // a dataset or attribute of the state
+  std::int64_t int_attribute(const std::string& name) const;
+  double real_attribute(const std::string& name) const;
+  std::string text_attribute(const std::string& name) const;
+  // Writes the stored run file to path (replacing it).
+  void restore_run_file(const std::string& path) const;
+  MPI_Comm comm() const { return comm_; }
+
+ private:
+  std::string path_;
+  MPI_Comm comm_;
+  h5::Handle file_, state_;
+  CheckpointIdentity identity_;
+};
 
 // Renames from -> to on rank 0 after every rank is done with the file (atomic on POSIX).
 void rename_collectively(const std::string& from, const std::string& to, MPI_Comm comm);

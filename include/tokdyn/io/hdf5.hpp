@@ -19,7 +19,10 @@ std::int64_t checked(std::int64_t value, const char* call, const char* file, int
 // Silences HDF5's own error printing: tokdyn reports errors itself. Call once after MPI_Init.
 void silence_errors();
 
-// Move-only owner of an hid_t, closed with the matching H5?close.
+// Move-only owner of an hid_t, closed with the matching H5?close. A handle destroyed while an exception
+// unwinds the stack is let go without closing: closing a file opened with MPI-IO is collective, and the
+// other ranks may not be unwinding (they wait in a collective call, or go on); the error exit ends the
+// process without touching it again.
 class Handle {
  public:
   using Closer = herr_t (*)(hid_t);
@@ -52,6 +55,12 @@ Handle create_file(const std::string& path, MPI_Comm comm);
 Handle open_file(const std::string& path, MPI_Comm comm, bool writable);
 // True when path names a readable HDF5 file (checked without raising HDF5 errors).
 bool is_hdf5_file(const std::string& path);
+// A file the user gave (tokens, weights, a checkpoint), described by `what` ("token file"): InputError on
+// every rank naming it when it is missing, not HDF5, truncated or damaged. Collective.
+Handle open_input_file(const std::string& path, MPI_Comm comm, const std::string& what);
+// A dataset of such a file: InputError when it is missing or is a group ("'G' in token file 'x.h5' is a
+// group, not a dataset").
+Handle open_input_dataset(hid_t file, const std::string& name, const std::string& what, const std::string& path);
 // Collective transfer property list.
 Handle collective_transfer();
 
@@ -88,6 +97,11 @@ void write_vector(hid_t parent, const std::string& name, const std::vector<doubl
                   const std::vector<hsize_t>& shape = {});
 // Reads rows [begin, begin + count) of the first dimension (all other dimensions whole).
 void read_slab(hid_t dataset, hid_t mem_type, void* data, hsize_t begin, hsize_t count);
+// The bytes of file `path` as a new 1-D uint8 dataset `name` of parent, and back into a new file `path`
+// (created or truncated). Collective: each rank moves its share, in pieces of at most 64 MiB.
+void store_file_bytes(hid_t parent, const std::string& name, const std::string& path, MPI_Comm comm);
+void restore_file_bytes(hid_t dataset, const std::string& path, MPI_Comm comm);
+
 // Reads rows [begin, begin+count) of the given `row` of a series [rows, n, ...]; collective, or (collective =
 // false) by this rank alone from a file it opened without MPI-IO.
 void read_series_slab(hid_t dataset, hsize_t row, hid_t mem_type, void* data, hsize_t begin, hsize_t count,

@@ -1,6 +1,6 @@
 // The run file of DESIGN.md: one HDF5 file per run, written collectively.
 //   /                 attrs: tokdyn_version, git_revision, command, deck, seed, ranks, start_time,
-//                     end_time, status = running | checkpointed | complete | failed
+//                     end_time, run_id, status = running | checkpointed | complete | failed (and error)
 //   /tokens/X         [snapshots, N, d];  /tokens/layer, /tokens/time [snapshots]
 //   /diagnostics/*    one series per observable, indexed like /diagnostics/layer
 //   /<study>/*        study-specific results (n = 0 in RunInfo: no /tokens, /diagnostics may stay empty)
@@ -22,8 +22,9 @@ struct RunInfo {
   std::string command;
   std::string deck_text;
   std::uint64_t seed = 0;
-  std::int64_t n = 0;
+  std::int64_t n = 0;  // tokens of the /tokens snapshots (0: none)
   int d = 0;
+  std::string run_id;
 };
 
 // One row of diagnostics: scalars and integer histograms, by name (created on first use).
@@ -38,8 +39,8 @@ class RunFile {
  public:
   // Creates (truncates) path with status running and empty series.
   static RunFile create(const std::string& path, MPI_Comm comm, const RunInfo& info);
-  // Reopens a run for a restart, cutting every series back to the rows a checkpoint recorded.
-  static RunFile reopen(const std::string& path, MPI_Comm comm, hsize_t diagnostics_rows, hsize_t snapshot_rows);
+  // Reopens a run file restored from a checkpoint: every series goes on from the rows it holds.
+  static RunFile reopen(const std::string& path, MPI_Comm comm);
 
   void write_diagnostics(const DiagnosticsRow& row);
   // Collective: this rank's rows [begin, begin + count) of the N x d tokens.
@@ -48,8 +49,10 @@ class RunFile {
   void write_diagnostics_constant(const std::string& name, const std::vector<double>& values);
   void set_diagnostics_attribute(const std::string& name, double value);
 
-  // A group for study-specific results (/<study>/*), created on first use.
+  // A group for study-specific results (/<study>/*), created on first use (found again after a restart).
   hid_t study_group(const std::string& name);
+  // A series of a study group, created on first use or found again after a restart: its rows go on.
+  hid_t study_series(const std::string& group, const std::string& name, hid_t type, const std::vector<hsize_t>& row_dims);
 
   void set_status(const std::string& status);  // sets end_time too unless running
   void set_attribute(const std::string& name, const std::string& value);
@@ -68,6 +71,7 @@ class RunFile {
   h5::Handle file_, tokens_, diagnostics_;
   std::map<std::string, h5::Handle> series_;  // diagnostics series by name
   std::map<std::string, h5::Handle> studies_;  // study groups by name
+  std::map<std::string, h5::Handle> study_series_;  // "group/name"
   h5::Handle snap_x_, snap_layer_, snap_time_;
   hsize_t diagnostics_rows_ = 0, snapshot_rows_ = 0;
 };

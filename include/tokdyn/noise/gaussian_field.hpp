@@ -16,6 +16,7 @@ namespace tokdyn {
 
 class Deck;
 class DeckSchema;
+class MemoryEstimate;
 
 struct FieldParams {
   MlpKernel kernel{nullptr, 2};
@@ -48,6 +49,8 @@ const FieldRegistry& field_styles();
 
 void add_field_keys(DeckSchema& schema);
 FieldParams field_params_from_deck(const Deck& deck, int d);
+// The field's arrays per rank for n_local tokens, for the memory check.
+void field_memory(MemoryEstimate& memory, const Deck& deck, std::int64_t n_local, int d);
 
 // KL modes on S^1 (d = 2): kappa(cos t) = c_0 + sum_n c_n cos(n t); modes sqrt(c_0), sqrt(c_n) cos(n theta),
 // sqrt(c_n) sin(n theta) for n <= K, with K the first order whose neglected variance is below tolerance.

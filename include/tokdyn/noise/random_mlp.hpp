@@ -13,6 +13,7 @@ namespace tokdyn {
 
 class Deck;
 class DeckSchema;
+class MemoryEstimate;
 
 struct MlpParams {
   std::int64_t width = 2048;  // m
@@ -25,6 +26,8 @@ void add_mlp_keys(DeckSchema& schema);
 // [mlp] activation, sigma_u, sigma_w: the keys that fix the kernel kappa (shared with the SDE).
 void add_kernel_keys(DeckSchema& schema);
 MlpParams mlp_params_from_deck(const Deck& deck);
+// The MLP's weights U [m, d], W [d, m] and hidden chunk, for the memory check.
+void mlp_memory(MemoryEstimate& memory, std::int64_t width, int d);
 
 class RandomMlp {
  public:

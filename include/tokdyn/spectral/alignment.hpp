@@ -95,6 +95,9 @@ class FinalStateDetector {
   // At the end, from the final tokens (collective): "consensus", "bipartite", "limit_cycle" or "none".
   std::string classify(const double* x) const;
   std::int64_t circulating_layers() const { return trailing_; }
+  // What observe() carries from layer to layer (for checkpoints).
+  bool settled() const { return settled_; }
+  void restore(std::int64_t circulating_layers, bool settled) { trailing_ = circulating_layers, settled_ = settled; }
 
  private:
   MPI_Comm comm_;

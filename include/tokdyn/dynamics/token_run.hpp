@@ -1,0 +1,70 @@
+// The tokens of the discrete transformer or of an SDE scheme as a run state: x [n_local, d], one
+// Dynamics step per layer; diagnostics every k layers (E_beta, |mean x|, mean and minimum pairwise cosine,
+// the cosine histogram) and token snapshots every k' layers (and always at the first and the last).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "tokdyn/core/comm.hpp"
+#include "tokdyn/core/partition.hpp"
+#include "tokdyn/diagnostics/pair_statistics.hpp"
+#include "tokdyn/dynamics/dynamics.hpp"
+#include "tokdyn/run/memory.hpp"
+#include "tokdyn/run/state.hpp"
+
+namespace tokdyn {
+
+class Deck;
+class DeckSchema;
+
+// [diagnostics] every, snapshot_every, bins.
+void add_diagnostics_keys(DeckSchema& schema);
+// [model] N, d, L (layers or time steps), T.
+void add_model_keys(DeckSchema& schema);
+
+// The large arrays per rank of a token run (tokens, step buffers, attention weights and ring blocks, the
+// pair statistics' travelling block), for the memory check.
+void token_memory(MemoryEstimate& memory, const Deck& deck, const Partition& partition, int d, int tile);
+
+struct TokenCadence {
+  std::int64_t every = 1;           // diagnostics every k layers (and at the last)
+  std::int64_t snapshot_every = 0;  // snapshots every k' layers; 0: the first and the last only
+};
+TokenCadence token_cadence_from_deck(const Deck& deck);
+
+class TokenRun : public RunState {
+ public:
+  // initial(x) fills this rank's rows [partition.count(rank), d] of a fresh run.
+  TokenRun(const Comm& comm, const Partition& partition, int d, std::int64_t layers, Dynamics& dynamics,
+           PairStatisticsPass& statistics, const TokenCadence& cadence, double beta,
+           std::function<void(std::vector<double>&)> initial);
+
+  std::int64_t steps() const override { return layers_; }
+  void start() override { initial_(x_); }
+  void begin(RunFile& file) override;
+  std::int64_t advance(std::int64_t layer) override;
+  std::string observe(std::int64_t layer, RunFile& file) override;
+  bool finite() const override;
+  std::string nonfinite_message(std::int64_t layer) const override;
+  void save(CheckpointWriter& out) const override;
+  void restore(const CheckpointReader& in, RunFile& file) override;
+  double work_per_step() const override { return dynamics_.work_per_step(); }
+  std::string work_unit() const override { return dynamics_.work_unit(); }
+  double state_bytes() const override { return 8.0 * static_cast<double>(partition_.n_global) * d_; }
+
+ private:
+  const Comm& comm_;
+  Partition partition_;
+  int d_;
+  std::int64_t layers_;
+  Dynamics& dynamics_;
+  PairStatisticsPass& statistics_;
+  TokenCadence cadence_;
+  double beta_;
+  std::function<void(std::vector<double>&)> initial_;
+  std::vector<double> x_;  // [n_local, d]
+};
+
+}  // namespace tokdyn

@@ -1,0 +1,103 @@
+#include "tokdyn/dynamics/meanfield_run.hpp"
+
+#include <cmath>
+
+#include "tokdyn/io/hdf5.hpp"
+
+namespace tokdyn {
+namespace {
+
+DiagnosticsRow observables_row(std::int64_t layer, double time, const MeanFieldObservables& o) {
+  DiagnosticsRow row;
+  row.layer = layer;
+  row.time = time;
+  double norm2 = 0;
+  for (double m : o.mean) norm2 += m * m;
+  row.scalars = {{"mass", o.mass},
+                 {"energy", o.energy},
+                 {"order_parameter", std::sqrt(norm2)},
+                 {"min_density", o.min_density},
+                 {"substeps", static_cast<double>(o.substeps)}};
+  for (std::size_t a = 0; a < o.mean.size(); ++a) row.scalars.emplace_back("mean_" + std::to_string(a), o.mean[a]);
+  return row;
+}
+
+bool finite_observables(const MeanFieldObservables& o) {
+  bool ok = std::isfinite(o.mass) && std::isfinite(o.energy);
+  for (double m : o.mean) ok = ok && std::isfinite(m);
+  return ok;
+}
+
+}  // namespace
+
+MeanFieldRun::MeanFieldRun(const Comm& comm, MeanFieldSolver& solver, const std::string& solver_name,
+                           std::int64_t layers, double horizon, std::int64_t every, std::int64_t snapshot_every,
+                           double beta)
+    : comm_(comm), solver_(solver), solver_name_(solver_name), layers_(layers), every_(every),
+      snapshot_every_(snapshot_every), horizon_(horizon), beta_(beta), rows_(solver.state_rows(), comm.size()) {}
+
+bool MeanFieldRun::snapshot_at(std::int64_t l) const {
+  return l == 0 || l == layers_ || (snapshot_every_ > 0 && l % snapshot_every_ == 0);
+}
+
+double MeanFieldRun::time_of(std::int64_t l) const { return static_cast<double>(l) * horizon_ / static_cast<double>(layers_); }
+
+std::string MeanFieldRun::work_unit() const {
+  // Throughput in cell-layers (point-layers) per second: "cells" -> "cell-layers".
+  const std::string unit = solver_.size_unit();
+  return unit.substr(0, unit.size() - 1) + "-layers";
+}
+
+void MeanFieldRun::begin(RunFile& file) {
+  file.set_diagnostics_attribute("beta", beta_);
+  const hid_t group = file.study_group("meanfield");
+  h5::write_attribute(group, "solver", solver_name_);
+  h5::write_attribute(group, "size", solver_.size());
+  observe(0, file);
+}
+
+std::int64_t MeanFieldRun::advance(std::int64_t layer) {
+  solver_.step(layer);
+  return layer + 1;
+}
+
+std::string MeanFieldRun::observe(std::int64_t layer, RunFile& file) {
+  std::string problem;
+  if (layer % every_ == 0 || layer == layers_) {
+    const MeanFieldObservables o = solver_.observe(beta_);
+    if (!finite_observables(o)) problem = "the mass, E_beta or the mean token is NaN or Inf after layer " + std::to_string(layer);
+    file.write_diagnostics(observables_row(layer, time_of(layer), o));
+  }
+  if (snapshot_at(layer)) solver_.write_snapshot(file.study_group("meanfield"), snapshot_row_++);
+  return problem;
+}
+
+std::string MeanFieldRun::nonfinite_message(std::int64_t layer) const {
+  return "NaN or Inf in the mean-field state after layer " + std::to_string(layer) +
+         " (increase model.L or reduce attention.beta)";
+}
+
+void MeanFieldRun::save(CheckpointWriter& out) const {
+  const std::vector<double> state = solver_.state();
+  out.rows("state", state.data(), rows_, solver_.state_width());
+  out.attribute("counter", solver_.counter());
+}
+
+void MeanFieldRun::restore(const CheckpointReader& in, RunFile& file) {
+  std::vector<double> state(static_cast<std::size_t>(rows_.count(comm_.rank())) * solver_.state_width());
+  in.rows("state", state.data(), rows_, solver_.state_width());
+  solver_.restore(state, in.int_attribute("counter"));
+  const std::int64_t layer = in.identity().step;
+  snapshot_row_ = 0;
+  for (std::int64_t l = 0; l <= layer; ++l) snapshot_row_ += snapshot_at(l) ? 1 : 0;
+  solver_.resume_snapshots(file.study_group("meanfield"));
+}
+
+void MeanFieldRun::finish(RunFile& file) {
+  std::vector<double> times;
+  for (std::int64_t l = 0; l <= layers_; ++l)
+    if (snapshot_at(l)) times.push_back(time_of(l));
+  h5::write_vector(file.study_group("meanfield"), "snapshot_time", times, comm_.get());
+}
+
+}  // namespace tokdyn

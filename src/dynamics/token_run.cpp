@@ -1,0 +1,96 @@
+#include "tokdyn/dynamics/token_run.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include "tokdyn/core/deck.hpp"
+
+namespace tokdyn {
+
+void add_diagnostics_keys(DeckSchema& s) {
+  s.add_int("diagnostics.every", 1, "diagnostics every k layers (and at the last)", 1);
+  s.add_int("diagnostics.snapshot_every", 0, "token snapshots every k' layers (0: first and last only)", 0);
+  s.add_int("diagnostics.bins", 50, "bins of the pairwise-cosine histogram on [-1, 1]", 1, 100000);
+}
+
+void add_model_keys(DeckSchema& s) {
+  s.add_int("model.N", 64, "number of tokens N", 1, std::int64_t(1) << 40);
+  s.add_int("model.d", 4, "dimension d (tokens on S^{d-1})", 2, 1 << 20);
+  s.add_int("model.L", 100, "depth L: layers, or time steps of the SDE (step T/L)", 1);
+  s.add_real("model.T", 1.0, "horizon T", 0.0, std::numeric_limits<double>::infinity(), true);
+}
+
+void token_memory(MemoryEstimate& memory, const Deck& deck, const Partition& partition, int d, int tile) {
+  const double n = static_cast<double>(partition.max_count()), dd = d;
+  memory.add("tokens and step buffers [N/P, d] x 6", 6 * n * dd);
+  memory.add("pair statistics: travelling blocks [N/P, d + 1] x 3", 3 * n * (dd + 1) + double(tile) * tile);
+  if (deck.get_bool("attention.enabled") && deck.get_real("attention.factor") != 0) {
+    memory.add("attention weights Q, K, V [d, d] x 3", 3 * dd * dd);
+    memory.add("attention: ring blocks [N/P, 2d + 1] x 3, queries, accumulators", n * (3 * (2 * dd + 1) + 2 * dd + 2) +
+                                                                                        double(tile) * tile);
+  }
+}
+
+TokenCadence token_cadence_from_deck(const Deck& deck) {
+  return TokenCadence{deck.get_int("diagnostics.every"), deck.get_int("diagnostics.snapshot_every")};
+}
+
+TokenRun::TokenRun(const Comm& comm, const Partition& partition, int d, std::int64_t layers, Dynamics& dynamics,
+                   PairStatisticsPass& statistics, const TokenCadence& cadence, double beta,
+                   std::function<void(std::vector<double>&)> initial)
+    : comm_(comm), partition_(partition), d_(d), layers_(layers), dynamics_(dynamics), statistics_(statistics),
+      cadence_(cadence), beta_(beta), initial_(std::move(initial)),
+      x_(static_cast<std::size_t>(partition.count(comm.rank())) * d) {}
+
+void TokenRun::begin(RunFile& file) {
+  file.write_diagnostics_constant("cosine_bin_edges", statistics_.bin_edges());
+  file.set_diagnostics_attribute("beta", beta_);
+  observe(0, file);
+}
+
+std::int64_t TokenRun::advance(std::int64_t layer) {
+  dynamics_.step(layer, x_.data());
+  return layer + 1;
+}
+
+std::string TokenRun::observe(std::int64_t layer, RunFile& file) {
+  const bool last = layer == layers_;
+  std::string problem;
+  if (layer % cadence_.every == 0 || last) {
+    const PairStatistics s = statistics_.compute(x_.data());
+    DiagnosticsRow row;
+    row.layer = layer;
+    row.time = dynamics_.time(layer);
+    row.scalars = {{"energy", s.energy},
+                   {"order_parameter", s.order_parameter},
+                   {"mean_cosine", s.mean_cosine},
+                   {"min_cosine", s.min_cosine}};
+    row.counts = {{"cosine_histogram", s.histogram}};
+    // Means and minima over no pair (N = 1) are NaN by definition; E_beta and |mean x| must be finite.
+    if (!std::isfinite(s.energy) || !std::isfinite(s.order_parameter))
+      problem = "E_beta or |mean x| is NaN or Inf after layer " + std::to_string(layer);
+    file.write_diagnostics(row);
+  }
+  const bool snap = cadence_.snapshot_every > 0 ? layer % cadence_.snapshot_every == 0 : layer == 0;
+  if (snap || last)
+    file.write_snapshot(layer, dynamics_.time(layer), x_.data(), partition_.begin(comm_.rank()),
+                        partition_.count(comm_.rank()));
+  return problem;
+}
+
+bool TokenRun::finite() const {
+  for (double v : x_)
+    if (!std::isfinite(v)) return false;
+  return true;
+}
+
+std::string TokenRun::nonfinite_message(std::int64_t layer) const {
+  return "NaN or Inf in the token state after layer " + std::to_string(layer) +
+         " (reduce model.T/model.L, attention.beta or the weight scales)";
+}
+
+void TokenRun::save(CheckpointWriter& out) const { out.rows("X", x_.data(), partition_, d_); }
+
+void TokenRun::restore(const CheckpointReader& in, RunFile& file) { in.rows("X", x_.data(), partition_, d_); }
+
+}  // namespace tokdyn
