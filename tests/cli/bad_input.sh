@@ -6,6 +6,17 @@ base=(transformer --model.L=5 --run.progress_interval=100)
 expect_error 2 "unknown key 'model.foo'" "${base[@]}" --model.foo=1
 printf '[model]\nN = 8\n[mlp]\nwidht = 3\n' > typo.ini
 expect_error 2 "deck 'typo.ini': unknown key 'mlp.widht'" transformer typo.ini
+# A key given twice in a deck (in one section, or in two sections of the same name) is refused;
+# overrides on the command line keep their last-wins rule.
+printf '[model]\nN = 64\nL = 5\nN = 32\n' > twice.ini
+expect_error 2 "^tokdyn: error: deck 'twice.ini': key 'model.N' is given twice$" transformer twice.ini
+printf '[model]\nN = 64\n[mlp]\nwidth = 8\n[model]\nN = 32\n' > twice2.ini
+expect_error 2 "^tokdyn: error: deck 'twice2.ini': key 'model.N' is given twice$" transformer twice2.ini
+printf '[model]\nN = 8\nL = 2\n[mlp]\nwidth = 8\n[model]\nT = 0.5\n' > sections.ini
+run 2 transformer sections.ini --model.N=16 --model.N=12 --run.output=sections.h5 > /dev/null
+[ "$("$PYTHON" -c "import h5py; print(h5py.File('sections.h5', 'r')['tokens/X'].shape[1])")" = 12 ] ||
+  fail "sections.ini with --model.N twice: the last override should give N = 12"
+rm sections.h5
 expect_error 2 "'model.N' = 'abc': not an integer" "${base[@]}" --model.N=abc
 expect_error 2 "'model.T' = 'fast': not a finite real number" "${base[@]}" --model.T=fast
 expect_error 2 "'model.N' = '0': out of range" "${base[@]}" --model.N=0
