@@ -17,6 +17,8 @@ struct Command {
   std::string summary;
   std::function<DeckSchema()> schema;
   std::function<int(const Comm&, const DeckSchema&, const Arguments&)> run;
+  // The PETSc objects it configures from single-dash options (core/petsc_options.hpp): others are refused.
+  std::vector<std::string> petsc_components = {};
 };
 
 // The command list (src/app/commands.cpp): a new command is its file plus one line there.

@@ -11,6 +11,7 @@
 #include "commands.hpp"
 #include "tokdyn/core/blas.hpp"
 #include "tokdyn/core/error.hpp"
+#include "tokdyn/core/petsc_options.hpp"
 #include "tokdyn/core/version.hpp"
 #include "tokdyn/io/hdf5.hpp"
 
@@ -87,6 +88,7 @@ int main(int argc, char** argv) {
                       "\ndeck keys (key = default  meaning):\n%s",
                       cmd->name.c_str(), cmd->summary.c_str(), cmd->name.c_str(), schema.help_text().c_str());
       } else {
+        tokdyn::refuse_unused_petsc_options(comm, cmd->name, cmd->petsc_components, parsed.petsc, schema);
         rc = cmd->run(comm, schema, parsed);
       }
     }

@@ -32,6 +32,21 @@ printf '[model]\nN 8\n' > broken.ini
 expect_error 2 "deck 'broken.ini'" transformer broken.ini
 expect_error 2 "unknown command 'transformr'" transformr
 expect_error 2 "unknown option '--frobnicate'" transformer --frobnicate
+# Single-dash options go to PETSc/SLEPc: one that nothing reads is refused, naming it (a deck key given with
+# one dash is told to take two); PETSc's global options still work.
+expect_error 2 "option '-model.N=32' is not read by PETSc/SLEPc in tokdyn transformer \(deck keys take two dashes: --model.N=32\)" \
+  "${base[@]}" -model.N=32
+expect_error 2 "option '-eps_nev' is not read by PETSc/SLEPc in tokdyn transformer \(this command uses no PETSc/SLEPc solver" \
+  "${base[@]}" -eps_nev 4
+expect_error 3 "options '-eps_type', '-model.N' are not read by PETSc/SLEPc in tokdyn transformer \(deck keys take two dashes: --model.N=8\)" \
+  "${base[@]}" -eps_type lapack -model.N 8
+expect_error 2 "option '-da_refine' is not read by PETSc/SLEPc in tokdyn meanfield \(this command configures a PETSc DMDA grid" \
+  meanfield "$SRC/input/meanfield-circle.ini" --model.L=2 -da_refine 2
+run 2 "${base[@]}" --model.L=2 --run.output=petsc.h5 -log_view -malloc_dump -options_left > petsc.txt 2>&1 ||
+  fail "PETSc's global options refused: $(cat petsc.txt)"
+grep -q "There are no unused options" petsc.txt || fail "-options_left: $(cat petsc.txt)"
+grep -q "Performance Summary" petsc.txt || fail "-log_view: $(cat petsc.txt)"
+rm petsc.h5
 
 # Input files: missing, not HDF5, wrong dataset, wrong shape, NaN rows.
 expect_error 2 "token file 'none.h5' is missing or not an HDF5 file" "${base[@]}" --tokens.init=file --tokens.file=none.h5
