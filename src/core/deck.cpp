@@ -252,9 +252,11 @@ void Deck::validate() {
       case KeyKind::text:
         continue;
     }
+    const std::string reason = k.range_reason.empty() ? "" : ": " + k.range_reason;
     if (k.min_exclusive ? !(x > k.min) : !(x >= k.min))
-      throw InputError(where + ": out of range (must be " + (k.min_exclusive ? "> " : ">= ") + format_real(k.min) + ")");
-    if (!(x <= k.max)) throw InputError(where + ": out of range (must be <= " + format_real(k.max) + ")");
+      throw InputError(where + ": out of range (must be " + (k.min_exclusive ? "> " : ">= ") + format_real(k.min) +
+                       reason + ")");
+    if (!(x <= k.max)) throw InputError(where + ": out of range (must be <= " + format_real(k.max) + reason + ")");
   }
 }
 

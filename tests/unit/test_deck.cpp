@@ -77,6 +77,16 @@ TEST(Deck, UnknownKeysWrongTypesAndRanges) {
             std::string::npos);
 }
 
+TEST(Deck, OutOfRangeMessageSaysWhyWhenTheKeyDoes) {
+  DeckSchema s = schema();
+  s.add_real("attention.beta", 1.0, "beta", 0.0, 709.5).range_reason = "E_beta would overflow";
+  EXPECT_EQ(error_of(s, "", {"--attention.beta=800"}),
+            "deck key 'attention.beta' = '800': out of range (must be <= 709.5: E_beta would overflow)");
+  EXPECT_EQ(error_of(s, "", {"--attention.beta=-1"}),
+            "deck key 'attention.beta' = '-1': out of range (must be >= 0: E_beta would overflow)");
+  EXPECT_EQ(error_of(s, "", {"--model.N=0"}), "deck key 'model.N' = '0': out of range (must be >= 1)");
+}
+
 TEST(Deck, KeyGivenTwiceInTheFileIsRefused) {
   const DeckSchema s = schema();
   // Twice in one section, with the same and with different values.
