@@ -37,10 +37,11 @@ std::vector<double> read_matrix(const std::string& path, const std::string& name
                      "], expected [" + std::to_string(d) + "," + std::to_string(d) + "]");
   }
   std::vector<double> m(static_cast<std::size_t>(d) * d);
-  h5::read_slab(data, H5T_NATIVE_DOUBLE, m.data(), 0, d);  // every rank reads the whole matrix
-  for (double v : m)
-    if (!std::isfinite(v))
-      throw InputError("attention weights file '" + path + "': dataset '" + name + "' holds NaN or Inf");
+  h5::read_slab(data, H5T_NATIVE_DOUBLE, m.data(), 0, d);  // every rank reads the whole matrix: all see the same
+  for (std::size_t k = 0; k < m.size(); ++k)
+    if (!std::isfinite(m[k]))
+      throw InputError("attention weights file '" + path + "': dataset '" + name + "' holds NaN or Inf (first at row " +
+                       std::to_string(k / d) + ", column " + std::to_string(k % d) + ")");
   return m;
 }
 
