@@ -63,9 +63,10 @@ std::vector<double> initial_power_tokens(const Deck& deck, const Comm& comm, con
       throw InputError("power.token_ids needs a model with a token embedding; " + source.describe() + " has none");
     partition = Partition(static_cast<std::int64_t>(ids.size()), comm.size());
     const std::int64_t begin = partition.begin(comm.rank()), n = partition.count(comm.rank());
-    std::vector<double> x =
-        n > 0 ? source.embedding(std::vector<std::int64_t>(ids.begin() + begin, ids.begin() + begin + n))
-              : std::vector<double>();
+    std::vector<double> x = read_collectively(comm.get(), [&] {
+      return n > 0 ? source.embedding(std::vector<std::int64_t>(ids.begin() + begin, ids.begin() + begin + n))
+                   : std::vector<double>();
+    });
     std::int64_t bad = -1;
     for (std::int64_t i = 0; i < n && bad < 0; ++i) {
       double s = 0;
@@ -102,7 +103,7 @@ std::vector<double> steering_target(const std::string& target, const Comm& comm,
     if (id.size() != 1) throw InputError(what + ": token:ID takes one token id");
     if (!source.has_embedding())
       throw InputError(what + " needs a model with a token embedding; " + source.describe() + " has none");
-    u = source.embedding(id);
+    u = read_collectively(comm.get(), [&] { return source.embedding(id); });
   } else {
     const std::size_t colon = target.rfind(":/");
     if (colon == std::string::npos || colon == 0)
@@ -360,10 +361,12 @@ int run_power(const Comm& comm, const DeckSchema& schema, const RunRequest& requ
                 comm.size(), comm.size() == 1 ? "" : "s", run.paths().output.c_str());
   comm.print(line);
 
-  // Shared weights are read once and never copied; layer-varying ones layer by layer.
-  const LayerWeights first = source->layer(0);
+  // Shared weights are read once and never copied; layer-varying ones layer by layer. Every rank reads every
+  // layer it uses, and all agree on the reads (NaN or Inf in a tensor stops every rank).
+  auto read_layer = [&](std::int64_t t) { return read_collectively(comm.get(), [&] { return source->layer(t); }); };
+  const LayerWeights first = read_layer(0);
   auto weights_of = [&](std::int64_t t, std::optional<LayerWeights>& slot) -> const LayerWeights& {
-    return shared || t == 0 ? first : slot.emplace(source->layer(t));
+    return shared || t == 0 ? first : slot.emplace(read_layer(t));
   };
   // Each layer's v_1: dense on every rank, or Krylov-Schur on the operator O (V x) for large d (which reads
   // only its rows of the layer). w: the layer when the caller holds it already.
@@ -436,7 +439,7 @@ int run_power(const Comm& comm, const DeckSchema& schema, const RunRequest& requ
     if (u.empty()) return;
     // alpha_t is a multiple of |lambda_1(F_t)|, F_t itself (not I + F_t).
     const bool every_layer = deck.get_text("steer.layers") == "all";
-    auto weights = [&](std::int64_t t) { return shared || t == 0 ? first : source->layer(t); };
+    auto weights = [&](std::int64_t t) { return shared || t == 0 ? first : read_layer(t); };
     SteeringRun steer{weights, every_layer ? 0 : layers - 1, layers, shared, {}};
     for (std::int64_t t = steer.first; t < layers; ++t) {
       if (shared && t > steer.first) {

@@ -12,6 +12,7 @@
 #include "tokdyn/core/blas.hpp"
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/core/error_exit.hpp"
+#include "tokdyn/core/petsc_options.hpp"
 #include "tokdyn/core/signals.hpp"
 #include "tokdyn/core/version.hpp"
 #include "tokdyn/io/hdf5.hpp"
@@ -101,6 +102,7 @@ int main(int argc, char** argv) {
                       schema.help_text().c_str());
       } else {
         tokdyn::check_run_options(*cmd, parsed.request);
+        tokdyn::refuse_unused_petsc_options(comm, cmd->name, cmd->petsc_components, parsed.petsc, schema);
         rc = cmd->run(comm, schema, parsed.request);
       }
     }

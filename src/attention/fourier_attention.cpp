@@ -168,7 +168,7 @@ CircleStatistics circle_statistics(MPI_Comm comm, std::int64_t n_local, const do
   // (1/2)(e^beta C_0^2 - sum_n I_n |C_n|^2) with C_0 = sum w = 1 up to round-off; the difference of two
   // numbers of size e^beta leaves an absolute error ~ p eps e^beta (the double sum's expm1 does better
   // near a single cluster, at O(N^2) cost).
-  out.energy = 0.5 * std::exp(std::abs(beta)) * (std::exp(beta - std::abs(beta)) * c[0] * c[0] - series);
+  out.energy = energy_from_scaled(std::abs(beta), 0.5 * (std::exp(beta - std::abs(beta)) * c[0] * c[0] - series));
   out.mean[0] = c[2], out.mean[1] = c[3];
   out.order_parameter = std::hypot(c[2], c[3]);
   out.terms = p;

@@ -1,6 +1,8 @@
-// Q, K, V from the deck: identity times a scale, Gaussian with a scale, or datasets of an HDF5 file.
+// Q, K, V from the deck: identity times a scale, Gaussian with a scale, or datasets of an HDF5 file; the
+// beta of the interaction energy and its largest value.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "tokdyn/attention/attention.hpp"
 #include "tokdyn/core/deck.hpp"
@@ -35,10 +37,11 @@ std::vector<double> read_matrix(const std::string& path, const std::string& name
                      "], expected [" + std::to_string(d) + "," + std::to_string(d) + "]");
   }
   std::vector<double> m(static_cast<std::size_t>(d) * d);
-  h5::read_slab(data, H5T_NATIVE_DOUBLE, m.data(), 0, d);  // every rank reads the whole matrix
-  for (double v : m)
-    if (!std::isfinite(v))
-      throw InputError("attention weights file '" + path + "': dataset '" + name + "' holds NaN or Inf");
+  h5::read_slab(data, H5T_NATIVE_DOUBLE, m.data(), 0, d);  // every rank reads the whole matrix: all see the same
+  for (std::size_t k = 0; k < m.size(); ++k)
+    if (!std::isfinite(m[k]))
+      throw InputError("attention weights file '" + path + "': dataset '" + name + "' holds NaN or Inf (first at row " +
+                       std::to_string(k / d) + ", column " + std::to_string(k % d) + ")");
   return m;
 }
 
@@ -56,6 +59,13 @@ double identity_multiple(const std::vector<double>& m, int d, const char* key, c
 
 }  // namespace
 
+double max_energy_beta() { return std::log(std::numeric_limits<double>::max()); }
+
+double energy_from_scaled(double beta, double s) {
+  if (s == 0) return 0;
+  return std::copysign(std::exp(beta + std::log(std::abs(s))), s);
+}
+
 ScalarAttention scalar_attention(const AttentionWeights& w, const std::string& who) {
   const double q = identity_multiple(w.query, w.d, "attention.query", who);
   const double k = identity_multiple(w.key, w.d, "attention.key", who);
@@ -68,7 +78,9 @@ void add_attention_keys(DeckSchema& s) {
                "attention kernel: softmax = SA, unnormalized = USA (exact ring pass); fourier, "
                "fourier-unnormalized: SA, USA on the circle (d = 2, Q, K, V multiples of I) in O(N p)");
   s.add_real("attention.factor", 1.0, "attention factor a multiplying the step (+1 attractive, -1 repulsive, 0 off)");
-  s.add_real("attention.beta", 1.0, "inverse temperature beta in exp(beta <Qx, Ky>); also the beta of E_beta", 0.0);
+  s.add_real("attention.beta", 1.0, "inverse temperature beta in exp(beta <Qx, Ky>); also the beta of E_beta", 0.0,
+             max_energy_beta())
+      .range_reason = "the interaction energy E_beta reaches e^beta, which overflows a double above log(DBL_MAX)";
   for (const auto& m : kMatrices) {
     const std::string k = m.key;
     s.add_choice(k, "identity", {"identity", "gaussian", "file"},

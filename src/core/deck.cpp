@@ -72,10 +72,15 @@ std::string key_from_boost(const po::error_with_option_name& e) {
   return name.substr(0, name.find('='));
 }
 
-void store_parsed(const po::basic_parsed_options<char>& parsed, std::map<std::string, std::string>& values) {
+// A deck file gives each key once: a second line for it (in the same section or in a repeated one) is
+// more likely a forgotten edit than an intended override, so it is refused; overrides belong on the
+// command line. where: "deck 'x.ini'".
+void store_parsed(const po::basic_parsed_options<char>& parsed, std::map<std::string, std::string>& values,
+                  const std::string& where) {
   for (const auto& opt : parsed.options) {
     if (opt.value.empty()) continue;
-    values[opt.string_key] = trim(opt.value.front());
+    if (!values.emplace(opt.string_key, trim(opt.value.front())).second)
+      throw InputError(where + ": key '" + opt.string_key + "' is given twice");
   }
 }
 
@@ -192,7 +197,7 @@ Deck Deck::parse(const DeckSchema& schema, const std::string& deck_path, const s
     std::ifstream in(deck_path);
     if (!in) throw InputError("deck file '" + deck_path + "' cannot be read");
     try {
-      store_parsed(po::parse_config_file(in, desc, false), from_file);
+      store_parsed(po::parse_config_file(in, desc, false), from_file, "deck '" + deck_path + "'");
     } catch (const po::unknown_option& e) {
       throw InputError("deck '" + deck_path + "': unknown key '" + key_from_boost(e) + "'");
     } catch (const po::invalid_config_file_syntax& e) {
@@ -215,7 +220,7 @@ Deck Deck::from_text(const DeckSchema& schema, const std::string& text, const st
   std::istringstream in(text);
   std::map<std::string, std::string> values;
   try {
-    store_parsed(po::parse_config_file(in, desc, false), values);
+    store_parsed(po::parse_config_file(in, desc, false), values, "deck stored in '" + origin + "'");
   } catch (const po::error& e) {
     throw InputError("deck stored in '" + origin + "' does not fit this version: " + e.what());
   }
@@ -268,9 +273,11 @@ void Deck::validate() {
       case KeyKind::text:
         continue;
     }
+    const std::string reason = k.range_reason.empty() ? "" : ": " + k.range_reason;
     if (k.min_exclusive ? !(x > k.min) : !(x >= k.min))
-      throw InputError(where + ": out of range (must be " + (k.min_exclusive ? "> " : ">= ") + format_real(k.min) + ")");
-    if (!(x <= k.max)) throw InputError(where + ": out of range (must be <= " + format_real(k.max) + ")");
+      throw InputError(where + ": out of range (must be " + (k.min_exclusive ? "> " : ">= ") + format_real(k.min) +
+                       reason + ")");
+    if (!(x <= k.max)) throw InputError(where + ": out of range (must be <= " + format_real(k.max) + reason + ")");
   }
 }
 

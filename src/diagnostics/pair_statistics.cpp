@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "tokdyn/attention/attention.hpp"
 #include "tokdyn/attention/masses.hpp"
 #include "tokdyn/core/blas.hpp"
 #include "tokdyn/core/error.hpp"
@@ -63,17 +64,17 @@ PairStatistics PairStatisticsPass::compute(const double* x) {
       },
       p / 2 + 1);
 
-  // Diagonal terms of E_beta (zero up to round-off for unit tokens) and the local (weighted) sum of x.
+  // Diagonal terms of E_beta e^{-beta} (zero up to round-off for unit tokens) and the local (weighted) sum of x.
   double diagonal = 0;
   std::vector<double> sum_x(d_, 0.0);
   for (std::int64_t i = 0; i < n_local_; ++i) {
     double sq = 0;
     if (uniform_) {
       for (int a = 0; a < d_; ++a) sq += x[i * d_ + a] * x[i * d_ + a], sum_x[a] += x[i * d_ + a];
-      diagonal += -std::exp(beta_) * std::expm1(beta_ * (sq - 1));
+      diagonal += -std::expm1(beta_ * (sq - 1));
     } else {
       for (int a = 0; a < d_; ++a) sq += x[i * d_ + a] * x[i * d_ + a], sum_x[a] += w[i] * x[i * d_ + a];
-      diagonal += w[i] * w[i] * (-std::exp(beta_) * std::expm1(beta_ * (sq - 1)));
+      diagonal += w[i] * w[i] * -std::expm1(beta_ * (sq - 1));
     }
   }
   double sums[4] = {energy_sum_, cosine_sum_, diagonal, pair_mass_}, total[4];
@@ -96,14 +97,14 @@ PairStatistics PairStatisticsPass::compute(const double* x) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   double norm2 = 0;
   if (uniform_) {
-    out.energy = (2 * total[0] + total[2]) / (2 * n * n);
+    out.energy = energy_from_scaled(beta_, (2 * total[0] + total[2]) / (2 * n * n));
     for (double& m : mean_x) m /= n, norm2 += m * m;
     out.mean_cosine = pairs > 0 ? total[1] / pairs : nan;
     out.min_cosine = pairs > 0 ? min_cos : nan;
     for (int b = 0; b < bins_; ++b) out.mass_histogram[b] = static_cast<double>(out.histogram[b]);
   } else {
     TOKDYN_MPI_CHECK(MPI_Allreduce(mass_counts_.data(), out.mass_histogram.data(), bins_, MPI_DOUBLE, MPI_SUM, comm_));
-    out.energy = (2 * total[0] + total[2]) / 2;
+    out.energy = energy_from_scaled(beta_, (2 * total[0] + total[2]) / 2);
     for (double m : mean_x) norm2 += m * m;
     // total[3] = sum_{i<j} w_i w_j: the mean over i != j has the same ratio.
     const double pair_mass = total[3];
@@ -118,7 +119,6 @@ PairStatistics PairStatisticsPass::compute(const double* x) {
 void PairStatisticsPass::visit(const double* x, std::int64_t i_lo, std::int64_t i_hi, const double* block,
                                const double* block_masses, std::int64_t j_lo, std::int64_t j_hi,
                                std::int64_t block_begin, bool own_block) {
-  const double e_beta = std::exp(beta_);
   for (std::int64_t i0 = i_lo; i0 < i_hi; i0 += tile_) {
     const int bi = static_cast<int>(std::min<std::int64_t>(tile_, i_hi - i0));
     const std::int64_t gi0 = local_begin_ + i0;
@@ -135,8 +135,9 @@ void PairStatisticsPass::visit(const double* x, std::int64_t i_lo, std::int64_t 
         if (uniform_) {
           for (int j = j_first; j < bj; ++j) {
             const double c = gr[j];
-            // e^beta - e^{beta c} = -e^beta expm1(beta (c - 1)): no cancellation near a cluster.
-            energy_sum_ += -e_beta * std::expm1(beta_ * (c - 1));
+            // e^beta - e^{beta c} = -e^beta expm1(beta (c - 1)): no cancellation near a cluster; the
+            // factor e^beta is applied once to the total (energy_from_scaled), so no sum of terms overflows.
+            energy_sum_ += -std::expm1(beta_ * (c - 1));
             cosine_sum_ += c;
             cosine_min_ = std::min(cosine_min_, c);
             const int b = static_cast<int>(std::floor((c + 1) * 0.5 * bins_));
@@ -149,7 +150,7 @@ void PairStatisticsPass::visit(const double* x, std::int64_t i_lo, std::int64_t 
           const double* wj = block_masses + j0;
           for (int j = j_first; j < bj; ++j) {
             const double c = gr[j], wij = wi * wj[j];
-            energy_sum_ += wij * (-e_beta * std::expm1(beta_ * (c - 1)));
+            energy_sum_ += wij * -std::expm1(beta_ * (c - 1));
             cosine_sum_ += wij * c;
             pair_mass_ += wij;
             // A pair with a zero mass is not in the measure: it takes no part in the minimum.

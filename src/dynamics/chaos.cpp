@@ -79,6 +79,11 @@ ChaosReplicas::ChaosReplicas(const Comm& comm, const Deck& deck, const ChaosStud
       deck_(deck), study_(study), times_(sample_times(deck, study.every)) {
   if (study.distance == "assignment" && deck.get_text("meanfield.solver") != "quadrature")
     throw InputError("converge.distance = assignment needs meanfield.solver = quadrature");
+  // The MMD of e^{beta <x, y>} is formed relative to e^beta (diagnostics/measure_distance), for beta <= 700:
+  // said here, before any work, rather than by the rank of the first level's distances.
+  if (!(study.beta >= 0 && study.beta <= 700))
+    throw InputError("converge.study = tokens: the MMD of the kernel e^{beta <x, y>} needs attention.beta in [0, 700], "
+                     "not " + std::to_string(study.beta));
 }
 
 std::string ChaosReplicas::nonfinite_message(std::int64_t) const {
@@ -110,28 +115,37 @@ void ChaosReplicas::compute(std::int64_t r, double* row) {
     // [J, 4]: W2^2, MMD^2, errors of E_beta and of the mean; level j is computed by rank j mod P alone and
     // the sum over ranks assembles the table (exactly: each entry has one non-zero term).
     std::vector<double> table(J * 4, 0.0);
+    // A distance refuses what it cannot measure (NaN in a level's tokens) on the level's rank alone: the
+    // ranks agree on it before the sum, so that none is left waiting there.
+    std::string problem;
     for (std::size_t j = 0; j < J; ++j) {
       const MeanFieldObservables o = particles[j]->observe(study.beta);  // collective
       std::vector<double> x, wx;
       particles[j]->gather_measure(x, wx);
-      if (static_cast<int>(j % comm.size()) != comm.rank()) continue;
-      double w2 = 0, mmd2 = 0, mean_err = 0;
-      if (d == 2) {
-        const std::vector<double> a = angles_of(x);
-        w2 = reference->piecewise_constant() ? circular_w2_density(wy, a, {}) : circular_w2(a, {}, ref_angles, wy);
-        mmd2 = mmd_squared_circle(a, {}, ref_angles, wy, study.beta);
-      } else {
-        w2 = study.distance == "assignment" ? assignment_w2(x, y, d, SphereCost::geodesic)
-                                            : sliced_w2(x, {}, y, wy, d, study.sliced_directions, noise_seed);
-        // O(N M) with the energies of the pair passes, not O((N + M)^2).
-        mmd2 = mmd_squared_from_energies(x, {}, y, wy, d, study.beta, o.energy, ref.energy);
+      if (static_cast<int>(j % comm.size()) != comm.rank() || !problem.empty()) continue;
+      try {
+        double w2 = 0, mmd2 = 0, mean_err = 0;
+        if (d == 2) {
+          const std::vector<double> a = angles_of(x);
+          w2 = reference->piecewise_constant() ? circular_w2_density(wy, a, {}) : circular_w2(a, {}, ref_angles, wy);
+          mmd2 = mmd_squared_circle(a, {}, ref_angles, wy, study.beta);
+        } else {
+          w2 = study.distance == "assignment" ? assignment_w2(x, y, d, SphereCost::geodesic)
+                                              : sliced_w2(x, {}, y, wy, d, study.sliced_directions, noise_seed);
+          // O(N M) with the energies of the pair passes, not O((N + M)^2).
+          mmd2 = mmd_squared_from_energies(x, {}, y, wy, d, study.beta, o.energy, ref.energy);
+        }
+        for (int a = 0; a < d; ++a) mean_err += (o.mean[a] - ref.mean[a]) * (o.mean[a] - ref.mean[a]);
+        table[4 * j] = w2 * w2;
+        table[4 * j + 1] = mmd2;
+        table[4 * j + 2] = std::abs(o.energy - ref.energy);
+        table[4 * j + 3] = std::sqrt(mean_err);
+      } catch (const InputError& e) {
+        problem = "replica " + std::to_string(study.replicas[r]) + ", N = " + std::to_string(study.sizes[j]) + ": " +
+                  e.what();
       }
-      for (int a = 0; a < d; ++a) mean_err += (o.mean[a] - ref.mean[a]) * (o.mean[a] - ref.mean[a]);
-      table[4 * j] = w2 * w2;
-      table[4 * j + 1] = mmd2;
-      table[4 * j + 2] = std::abs(o.energy - ref.energy);
-      table[4 * j + 3] = std::sqrt(mean_err);
     }
+    require_all(comm.get(), problem.empty(), problem);
     TOKDYN_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, table.data(), static_cast<int>(table.size()), MPI_DOUBLE, MPI_SUM,
                                    comm.get()));
     for (std::size_t j = 0; j < J; ++j)

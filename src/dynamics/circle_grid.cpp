@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "tokdyn/attention/attention.hpp"
 #include "tokdyn/core/blas.hpp"
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/core/partition.hpp"
@@ -289,11 +290,11 @@ MeanFieldObservables CircleGridSolver::observe(double beta) {
   const std::int64_t m = params_.cells;
   gather(rho_);  // every rank evaluates the same sums in the same order: rank-independent bits
   if (beta != energy_beta_) {
-    // E_beta kernel between cell centres, e^beta - e^{beta cos s} >= 0 in its expm1 form (no cancellation
-    // near a cluster, where E_beta is small).
+    // E_beta kernel between cell centres over e^beta, 1 - e^{beta (cos s - 1)} >= 0 in its expm1 form (no
+    // cancellation near a cluster, where E_beta is small); e^beta is applied once to the total.
     std::vector<double> ke(m);
     for (std::int64_t s = 0; s < m; ++s)
-      ke[s] = -std::exp(beta) * std::expm1(beta * (std::cos(static_cast<double>(s) * width_) - 1.0));
+      ke[s] = -std::expm1(beta * (std::cos(static_cast<double>(s) * width_) - 1.0));
     forward(ke.data(), energy_hat_);
     energy_beta_ = beta;
   }
@@ -311,7 +312,7 @@ MeanFieldObservables CircleGridSolver::observe(double beta) {
   convolve(energy_hat_, rho_hat_, conv_z_);
   double e = 0;
   for (std::int64_t i = 0; i < m; ++i) e += rho_all_[i] * conv_z_[i];
-  o.energy = 0.5 * e * width_ * width_;
+  o.energy = energy_from_scaled(beta, 0.5 * e * width_ * width_);
   o.substeps = last_substeps_;
   return o;
 }

@@ -30,6 +30,11 @@ DenseEigen dense_eigen(int n, const double* a, bool left) {
   e.n = n;
   if (n == 0) return e;
   const std::size_t nn = static_cast<std::size_t>(n) * n;
+  // dgeev neither refuses nor survives NaN or Inf (it reports illegal arguments, then may never return).
+  for (std::size_t k = 0; k < nn; ++k)
+    if (!std::isfinite(a[k]))
+      throw InputError("the layer matrix holds NaN or Inf (first at row " + std::to_string(k / n) + ", column " +
+                       std::to_string(k % n) + "): weights too large for double precision?");
   std::vector<double> m(nn);  // column-major copy: m[j * n + i] = a[i][j]
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < n; ++j) m[static_cast<std::size_t>(j) * n + i] = a[static_cast<std::size_t>(i) * n + j];

@@ -46,9 +46,12 @@ std::vector<double> distributed_layer_rows(MPI_Comm comm, const WeightSource& so
   const int d = source.d(), width = source.heads() * source.head_dim();
   const Partition rows(d, size), width_rows(width, size);
   const std::int64_t begin = rows.begin(rank), count = rows.count(rank);
-  const std::vector<double> output = source.output_rows(t, begin, begin + count);  // [rows, D]
-  const std::vector<double> value =
-      source.value_rows(t, width_rows.begin(rank), width_rows.begin(rank) + width_rows.count(rank));  // [Drows, d]
+  // Every rank reads its rows; NaN or Inf in any rank's stops all of them before the ring.
+  const std::vector<double> output =
+      read_collectively(comm, [&] { return source.output_rows(t, begin, begin + count); });  // [rows, D]
+  const std::vector<double> value = read_collectively(comm, [&] {
+    return source.value_rows(t, width_rows.begin(rank), width_rows.begin(rank) + width_rows.count(rank));
+  });  // [Drows, d]
   std::vector<double> f(static_cast<std::size_t>(count) * d, 0.0);  // [rows, d]
   RingPass ring(comm, width_rows, d);
   // Block b of V (rows [b0, b0 + nb) of V, columns [b0, b0 + nb) of O): F_rows += O_rows[:, b0:b0+nb] V_b.
@@ -64,8 +67,8 @@ LayerOperator::LayerOperator(MPI_Comm comm, const WeightSource& source, std::int
     : comm_(comm), rank_(rank_of(comm)), d_(source.d()), width_(source.heads() * source.head_dim()),
       residual_(residual), rows_(d_, size_of(comm)), width_rows_(width_, size_of(comm)) {
   const std::int64_t begin = rows_.begin(rank_), wbegin = width_rows_.begin(rank_);
-  output_rows_ = source.output_rows(t, begin, begin + rows_.count(rank_));
-  value_rows_ = source.value_rows(t, wbegin, wbegin + width_rows_.count(rank_));
+  output_rows_ = read_collectively(comm, [&] { return source.output_rows(t, begin, begin + rows_.count(rank_)); });
+  value_rows_ = read_collectively(comm, [&] { return source.value_rows(t, wbegin, wbegin + width_rows_.count(rank_)); });
   x_all_.resize(d_);
   z_all_.resize(width_);
   z_local_.resize(width_rows_.count(rank_));

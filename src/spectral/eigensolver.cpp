@@ -204,6 +204,22 @@ EigenResult solve_right(MPI_Comm comm, Mat a, const Partition& rows, const Eigen
     for (std::int64_t i = 0; i < n; ++i) v[i] = rng.normal4(0, static_cast<std::uint64_t>(begin + i), 0)[0];
     TOKDYN_PETSC_CHECK(VecRestoreArrayWrite(start, &v));
   }
+  // Finite weights can still make F overflow (entries of 1e160): SLEPc would stop on some ranks only, in its
+  // orthogonalisation, and leave the others waiting. One product first, and every rank agrees it is finite.
+  {
+    Vec product = nullptr;
+    TOKDYN_PETSC_CHECK(MatCreateVecs(a, nullptr, &product));
+    TOKDYN_PETSC_CHECK(MatMult(a, start, product));
+    const PetscScalar* p = nullptr;
+    bool finite = true;
+    TOKDYN_PETSC_CHECK(VecGetArrayRead(product, &p));
+    for (std::int64_t i = 0; i < n; ++i) finite = finite && std::isfinite(p[i]);
+    TOKDYN_PETSC_CHECK(VecRestoreArrayRead(product, &p));
+    TOKDYN_PETSC_CHECK(VecDestroy(&product));
+    require_all(comm, finite,
+                "the layer matrix overflows double precision (NaN or Inf in its product with the start vector): "
+                "weights too large?");
+  }
   TOKDYN_PETSC_CHECK(EPSSetInitialSpace(eps, 1, &start));
   Monitor monitor{rank, s.progress_interval, MPI_Wtime(), MPI_Wtime()};
   if (s.progress_interval > 0) TOKDYN_PETSC_CHECK(EPSMonitorSet(eps, monitor_progress, &monitor, nullptr));
@@ -381,48 +397,56 @@ EigenResult eigen_lapack(MPI_Comm comm, const Partition& rows, std::vector<doubl
                                MPI_DOUBLE, 0, comm));
   f_local = {};
   int kept_rows = 0;
+  // Rank 0 alone solves; the others wait in the broadcasts below. A failure there (dgeev's info, a matrix
+  // holding NaN or Inf) is therefore told to every rank before anyone throws: it stops every rank, not one.
+  std::string failure;
   if (rank == 0) {
-    if (s.residual)
-      for (int i = 0; i < d; ++i) a[static_cast<std::size_t>(i) * d + i] += 1;
-    const DenseEigen e = dense_eigen(d, a.data(), s.left);
-    // Left residuals as right ones of A^T: A^T conj(u) = lambda conj(u) (Im rows of pairs negated).
-    DenseEigen conj_left;
-    std::vector<double> at;
-    if (s.left) {
-      conj_left.n = d;
-      conj_left.re = e.re;
-      conj_left.im = e.im;
-      conj_left.right = e.left;
-      for (int k = 0; k + 1 < d; ++k)
-        if (e.im[k] > 0) {
-          for (int i = 0; i < d; ++i) conj_left.right[static_cast<std::size_t>(k + 1) * d + i] *= -1;
-          ++k;
-        }
-      at.resize(a.size());
-      for (int i = 0; i < d; ++i)
-        for (int j = 0; j < d; ++j) at[static_cast<std::size_t>(j) * d + i] = a[static_cast<std::size_t>(i) * d + j];
-    }
-    std::vector<Item> items;
-    for (int k = 0; k < d; ++k) {
-      items.push_back({k, e.im[k] != 0, e.re[k], std::abs(e.im[k]), std::hypot(e.re[k], e.im[k])});
-      if (e.im[k] != 0) ++k;
-    }
-    for (const Item& it : leading(items, s.which, s.nev)) {
-      const double residual = dense_residual(d, a.data(), e, it.index);
-      const double left_residual = s.left ? dense_residual(d, at.data(), conj_left, it.index) : 0.0;
-      for (int p = 0; p < (it.pair ? 2 : 1); ++p, ++kept_rows) {  // whole pairs until finish() cuts to nev
-        r.re.push_back(e.re[it.index + p]);
-        r.im.push_back(e.im[it.index + p]);
-        r.residual.push_back(residual);
-        if (s.left) r.left_residual.push_back(left_residual);
-        right.insert(right.end(), &e.right[static_cast<std::size_t>(it.index + p) * d],
-                     &e.right[static_cast<std::size_t>(it.index + p + 1) * d]);
-        if (s.left)
-          left.insert(left.end(), &e.left[static_cast<std::size_t>(it.index + p) * d],
-                      &e.left[static_cast<std::size_t>(it.index + p + 1) * d]);
+    try {
+      if (s.residual)
+        for (int i = 0; i < d; ++i) a[static_cast<std::size_t>(i) * d + i] += 1;
+      const DenseEigen e = dense_eigen(d, a.data(), s.left);
+      // Left residuals as right ones of A^T: A^T conj(u) = lambda conj(u) (Im rows of pairs negated).
+      DenseEigen conj_left;
+      std::vector<double> at;
+      if (s.left) {
+        conj_left.n = d;
+        conj_left.re = e.re;
+        conj_left.im = e.im;
+        conj_left.right = e.left;
+        for (int k = 0; k + 1 < d; ++k)
+          if (e.im[k] > 0) {
+            for (int i = 0; i < d; ++i) conj_left.right[static_cast<std::size_t>(k + 1) * d + i] *= -1;
+            ++k;
+          }
+        at.resize(a.size());
+        for (int i = 0; i < d; ++i)
+          for (int j = 0; j < d; ++j) at[static_cast<std::size_t>(j) * d + i] = a[static_cast<std::size_t>(i) * d + j];
       }
+      std::vector<Item> items;
+      for (int k = 0; k < d; ++k) {
+        items.push_back({k, e.im[k] != 0, e.re[k], std::abs(e.im[k]), std::hypot(e.re[k], e.im[k])});
+        if (e.im[k] != 0) ++k;
+      }
+      for (const Item& it : leading(items, s.which, s.nev)) {
+        const double residual = dense_residual(d, a.data(), e, it.index);
+        const double left_residual = s.left ? dense_residual(d, at.data(), conj_left, it.index) : 0.0;
+        for (int p = 0; p < (it.pair ? 2 : 1); ++p, ++kept_rows) {  // whole pairs until finish() cuts to nev
+          r.re.push_back(e.re[it.index + p]);
+          r.im.push_back(e.im[it.index + p]);
+          r.residual.push_back(residual);
+          if (s.left) r.left_residual.push_back(left_residual);
+          right.insert(right.end(), &e.right[static_cast<std::size_t>(it.index + p) * d],
+                       &e.right[static_cast<std::size_t>(it.index + p + 1) * d]);
+          if (s.left)
+            left.insert(left.end(), &e.left[static_cast<std::size_t>(it.index + p) * d],
+                        &e.left[static_cast<std::size_t>(it.index + p + 1) * d]);
+        }
+      }
+    } catch (const std::exception& e) {
+      failure = std::string("spectrum.solver = lapack: ") + e.what();
     }
   }
+  require_all(comm, failure.empty(), failure);
   a = {};
   TOKDYN_MPI_CHECK(MPI_Bcast(&kept_rows, 1, MPI_INT, 0, comm));
   r.converged = kept_rows;

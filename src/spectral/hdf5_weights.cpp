@@ -3,6 +3,7 @@
 #include "tokdyn/spectral/hdf5_weights.hpp"
 
 #include <cmath>
+#include <filesystem>
 #include <stdexcept>
 #include <vector>
 
@@ -32,10 +33,10 @@ class Hdf5Weights final : public WeightSource {
   double score_scale() const override { return score_scale_; }
   LayerWeights layer(std::int64_t t) const override;
   std::vector<double> output_rows(std::int64_t t, std::int64_t begin, std::int64_t end) const override {
-    return rows(output_, t, begin, end, d_, width());
+    return rows(output_, "output", t, begin, end, d_, width());
   }
   std::vector<double> value_rows(std::int64_t t, std::int64_t begin, std::int64_t end) const override {
-    return rows(value_, t, begin, end, width(), d_);
+    return rows(value_, "value", t, begin, end, width(), d_);
   }
   bool has_embedding() const override { return vocab_ > 0; }
   std::vector<double> embedding(const std::vector<std::int64_t>& ids) const override;
@@ -46,9 +47,10 @@ class Hdf5Weights final : public WeightSource {
   int width() const { return heads_ * head_dim_; }
   std::int64_t attribute(const char* name, std::int64_t min, std::int64_t max) const;
   h5::Handle dataset(const char* name, const std::vector<hsize_t>& expected, const char* meaning) const;
-  // Rows [begin, end) of layer t of a dataset [Ls, rows, cols] -> [end - begin, cols].
-  std::vector<double> rows(hid_t dataset, std::int64_t t, std::int64_t begin, std::int64_t end, std::int64_t total,
-                           std::int64_t cols) const;
+  // Rows [begin, end) of layer t of /weights/name [Ls, rows, cols] -> [end - begin, cols]; InputError naming the
+  // dataset and the entry when they hold NaN or Inf.
+  std::vector<double> rows(hid_t dataset, const char* name, std::int64_t t, std::int64_t begin, std::int64_t end,
+                           std::int64_t total, std::int64_t cols) const;
 
   std::string path_, where_, source_;
   h5::Handle file_, group_, query_, key_, value_, output_, embedding_;
@@ -136,8 +138,8 @@ h5::Handle Hdf5Weights::dataset(const char* name, const std::vector<hsize_t>& ex
   return ds;
 }
 
-std::vector<double> Hdf5Weights::rows(hid_t dataset, std::int64_t t, std::int64_t begin, std::int64_t end,
-                                      std::int64_t total, std::int64_t cols) const {
+std::vector<double> Hdf5Weights::rows(hid_t dataset, const char* name, std::int64_t t, std::int64_t begin,
+                                      std::int64_t end, std::int64_t total, std::int64_t cols) const {
   if (t < 0 || t >= layers_ || begin < 0 || begin > end || end > total)
     throw std::out_of_range(where_ + ": layer " + std::to_string(t) + " rows [" + std::to_string(begin) + ", " +
                             std::to_string(end) + ") outside " + std::to_string(layers_) + " layers of " +
@@ -145,8 +147,14 @@ std::vector<double> Hdf5Weights::rows(hid_t dataset, std::int64_t t, std::int64_
   std::vector<double> out(static_cast<std::size_t>((end - begin) * cols));
   if (out.empty()) return out;
   // Rows [begin, end) of layer t (the file's only layer when shared), read by this rank alone.
-  h5::read_series_slab(dataset, static_cast<hsize_t>(shared_ ? 0 : t), H5T_NATIVE_DOUBLE, out.data(),
+  const std::int64_t stored = shared_ ? 0 : t;
+  h5::read_series_slab(dataset, static_cast<hsize_t>(stored), H5T_NATIVE_DOUBLE, out.data(),
                        static_cast<hsize_t>(begin), static_cast<hsize_t>(end - begin), false);
+  const std::int64_t bad = first_nonfinite(out);
+  if (bad >= 0)
+    throw InputError(where_ + ": dataset /weights/" + name + " holds NaN or Inf (first at layer " +
+                     std::to_string(stored) + ", row " + std::to_string(begin + bad / cols) + ", column " +
+                     std::to_string(bad % cols) + ")");
   return out;
 }
 
@@ -156,10 +164,10 @@ LayerWeights Hdf5Weights::layer(std::int64_t t) const {
   w.heads = heads_;
   w.head_dim = head_dim_;
   w.score_scale = score_scale_;
-  w.query = rows(query_, t, 0, width(), width(), d_);
-  w.key = rows(key_, t, 0, width(), width(), d_);
-  w.value = rows(value_, t, 0, width(), width(), d_);
-  w.output = rows(output_, t, 0, d_, d_, width());
+  w.query = rows(query_, "query", t, 0, width(), width(), d_);
+  w.key = rows(key_, "key", t, 0, width(), width(), d_);
+  w.value = rows(value_, "value", t, 0, width(), width(), d_);
+  w.output = rows(output_, "output", t, 0, d_, d_, width());
   return w;
 }
 
@@ -176,6 +184,10 @@ std::vector<double> Hdf5Weights::embedding(const std::vector<std::int64_t>& ids)
     const hsize_t start[2] = {static_cast<hsize_t>(ids[i]), 0};
     TOKDYN_H5(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, nullptr, row, nullptr));
     TOKDYN_H5(H5Dread(embedding_, H5T_NATIVE_DOUBLE, mem_space, file_space, H5P_DEFAULT, x.data() + i * d_));
+    for (int a = 0; a < d_; ++a)
+      if (!std::isfinite(x[i * d_ + a]))
+        throw InputError(where_ + ": dataset /weights/embedding holds NaN or Inf (first at row " +
+                         std::to_string(ids[i]) + ", column " + std::to_string(a) + ")");
   }
   return x;
 }
@@ -199,7 +211,7 @@ void write_hdf5_weights(const std::string& path, const WeightSource& source, MPI
   const int d = source.d(), width = source.heads() * source.head_dim();
   const std::int64_t layers = source.layers(), stored = source.shared() ? 1 : layers;
   const std::string partial = path + ".part";
-  {
+  try {
     h5::Handle file = h5::create_file(partial, comm);
     h5::Handle g = h5::create_group(file, "weights");
     h5::write_attribute(g, "d", std::int64_t(d));
@@ -214,14 +226,14 @@ void write_hdf5_weights(const std::string& path, const WeightSource& source, MPI
     h5::Handle k = h5::create_dataset(g, "key", H5T_IEEE_F64LE, {ls, ww, dd});
     h5::Handle v = h5::create_dataset(g, "value", H5T_IEEE_F64LE, {ls, ww, dd});
     h5::Handle o = h5::create_dataset(g, "output", H5T_IEEE_F64LE, {ls, dd, ww});
-    // Round r: rank p writes layer r P + p (when there is one); every rank joins each collective write.
+    // Round r: rank p writes layer r P + p (when there is one); every rank joins each collective write, and
+    // agrees first on whether every rank could read its layer.
     static const double nothing = 0;
     for (std::int64_t first = 0; first < stored; first += size) {
       const std::int64_t t = first + rank;
       const bool mine = t < stored;
-      LayerWeights w;
+      const LayerWeights w = read_collectively(comm, [&] { return mine ? source.layer(t) : LayerWeights{}; });
       if (mine) {
-        w = source.layer(t);
         const std::size_t n = static_cast<std::size_t>(width) * d;
         if (w.query.size() != n || w.key.size() != n || w.value.size() != n || w.output.size() != n)
           throw SystemError("write_hdf5_weights: layer " + std::to_string(t) + " of " + source.describe() +
@@ -243,11 +255,20 @@ void write_hdf5_weights(const std::string& path, const WeightSource& source, MPI
         const std::int64_t n = std::max<std::int64_t>(0, std::min(block, mine - done));
         std::vector<std::int64_t> ids(static_cast<std::size_t>(n));
         for (std::int64_t i = 0; i < n; ++i) ids[i] = begin + done + i;
-        const std::vector<double> x = n ? source.embedding(ids) : std::vector<double>{};
+        const std::vector<double> x =
+            read_collectively(comm, [&] { return n ? source.embedding(ids) : std::vector<double>{}; });
         h5::write_slab(e, H5T_NATIVE_DOUBLE, n ? x.data() : &nothing, n ? static_cast<hsize_t>(begin + done) : 0,
                        static_cast<hsize_t>(n));
       }
     }
+  } catch (const InputError&) {
+    // Every rank is here (the reads agree collectively) and the file is closed: leave no partial output to be
+    // mistaken for an interrupted conversion. Best effort: the input error is what gets reported.
+    if (rank == 0) {
+      std::error_code ec;
+      std::filesystem::remove(partial, ec);
+    }
+    throw;
   }
   rename_collectively(partial, path, comm);
 }

@@ -109,6 +109,9 @@ class ModelWeights final : public WeightSource {
     return m.stored_in_out ? std::vector<std::int64_t>{c, m.blocks * r} : std::vector<std::int64_t>{m.blocks * r, c};
   }
   void check_tensor(const std::string& tensor, const std::vector<std::int64_t>& expected) const;
+  // InputError naming the tensor when values [rows, cols], its rows row0.. and columns col0.., hold NaN or Inf.
+  void require_finite(const std::string& tensor, const std::vector<double>& values, std::int64_t cols,
+                      std::int64_t row0, std::int64_t col0) const;
   // Rows [begin, end) of matrix m of layer t in spec orientation: [end - begin, C].
   std::vector<double> rows(const MatrixPlace& m, std::int64_t t, std::int64_t begin, std::int64_t end) const;
 
@@ -217,6 +220,14 @@ void ModelWeights::check_tensor(const std::string& tensor, const std::vector<std
                      ", expected F64, F32, F16 or BF16");
 }
 
+void ModelWeights::require_finite(const std::string& tensor, const std::vector<double>& values, std::int64_t cols,
+                                  std::int64_t row0, std::int64_t col0) const {
+  const std::int64_t bad = first_nonfinite(values);
+  if (bad < 0) return;
+  throw InputError("safetensors '" + file_.path() + "': tensor '" + tensor + "' holds NaN or Inf (first at row " +
+                   std::to_string(row0 + bad / cols) + ", column " + std::to_string(col0 + bad % cols) + ")");
+}
+
 std::vector<double> ModelWeights::rows(const MatrixPlace& m, std::int64_t t, std::int64_t begin,
                                        std::int64_t end) const {
   const auto [r, c] = spec_shape(m);
@@ -226,9 +237,14 @@ std::vector<double> ModelWeights::rows(const MatrixPlace& m, std::int64_t t, std
                             std::to_string(r) + " rows");
   const std::string tensor = name(m.tensor, shared() ? 0 : t);
   const std::int64_t first = m.block * r;
-  if (!m.stored_in_out) return file_.read_rows(tensor, first + begin, first + end);  // [end - begin, C]
+  if (!m.stored_in_out) {
+    std::vector<double> out = file_.read_rows(tensor, first + begin, first + end);  // [end - begin, C]
+    require_finite(tensor, out, c, first + begin, 0);
+    return out;
+  }
   // [in, out] storage: the rows of M are columns of the tensor; read them in one pass over its C rows.
   const std::vector<double> block = file_.read_block(tensor, 0, c, first + begin, first + end);  // [C, n]
+  require_finite(tensor, block, end - begin, 0, first + begin);
   const std::int64_t n = end - begin;
   std::vector<double> out(static_cast<std::size_t>(n * c));
   for (std::int64_t i = 0; i < c; ++i)
@@ -261,12 +277,15 @@ std::vector<double> ModelWeights::embedding(const std::vector<std::int64_t>& ids
       throw InputError("safetensors '" + file_.path() + "': token id " + std::to_string(ids[i]) +
                        " outside the embedding '" + emb + "' of " + std::to_string(vocab_) + " rows");
     const std::vector<double> row = file_.read_rows(emb, ids[i], ids[i] + 1);
+    require_finite(emb, row, e, ids[i], 0);
     std::copy(row.begin(), row.end(), rows_e.begin() + i * e);
   }
   if (!layout_.mapping) return rows_e;
   // ALBERT: x = W e + b with W [d, E], b [d]: X [n, d] = E_ids [n, E] W^T + 1 b^T.
   const std::vector<double> w = file_.read(prefix_ + layout_.mapping);
   const std::vector<double> b = file_.read(prefix_ + layout_.mapping_bias);
+  require_finite(prefix_ + layout_.mapping, w, e, 0, 0);
+  require_finite(prefix_ + layout_.mapping_bias, b, d_, 0, 0);  // [d], reported as row 0
   std::vector<double> x(static_cast<std::size_t>(n * d_));
   for (std::int64_t i = 0; i < n; ++i)
     for (int a = 0; a < d_; ++a) x[i * d_ + a] = b[a];

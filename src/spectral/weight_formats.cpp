@@ -2,6 +2,7 @@
 // weights_from_deck: the one way a command gets its layers.
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 
 #include "tokdyn/core/deck.hpp"
@@ -90,15 +91,13 @@ const WeightFormatRegistry& weight_formats() {
 
 std::unique_ptr<WeightSource> weights_from_deck(const Deck& deck, MPI_Comm comm) {
   // Every rank opens the source itself; a problem any rank sees stops all of them with its message.
-  std::unique_ptr<WeightSource> source;
-  std::string problem;
-  try {
-    source = weight_formats().make(deck.get_text("weights.format"), deck, comm);
-  } catch (const InputError& e) {
-    problem = e.what();
-  }
-  require_all(comm, problem.empty(), problem);
-  return source;
+  return read_collectively(comm, [&] { return weight_formats().make(deck.get_text("weights.format"), deck, comm); });
+}
+
+std::int64_t first_nonfinite(const std::vector<double>& values) {
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (!std::isfinite(values[i])) return static_cast<std::int64_t>(i);
+  return -1;
 }
 
 }  // namespace tokdyn

@@ -6,6 +6,17 @@ base=(transformer --model.L=5 --run.progress_interval=100)
 expect_error 2 "unknown key 'model.foo'" "${base[@]}" --model.foo=1
 printf '[model]\nN = 8\n[mlp]\nwidht = 3\n' > typo.ini
 expect_error 2 "deck 'typo.ini': unknown key 'mlp.widht'" transformer typo.ini
+# A key given twice in a deck (in one section, or in two sections of the same name) is refused;
+# overrides on the command line keep their last-wins rule.
+printf '[model]\nN = 64\nL = 5\nN = 32\n' > twice.ini
+expect_error 2 "^tokdyn: error: deck 'twice.ini': key 'model.N' is given twice$" transformer twice.ini
+printf '[model]\nN = 64\n[mlp]\nwidth = 8\n[model]\nN = 32\n' > twice2.ini
+expect_error 2 "^tokdyn: error: deck 'twice2.ini': key 'model.N' is given twice$" transformer twice2.ini
+printf '[model]\nN = 8\nL = 2\n[mlp]\nwidth = 8\n[model]\nT = 0.5\n' > sections.ini
+run 2 transformer sections.ini --model.N=16 --model.N=12 --run.output=sections.h5 > /dev/null
+[ "$("$PYTHON" -c "import h5py; print(h5py.File('sections.h5', 'r')['tokens/X'].shape[1])")" = 12 ] ||
+  fail "sections.ini with --model.N twice: the last override should give N = 12"
+rm sections.h5
 expect_error 2 "'model.N' = 'abc': not an integer" "${base[@]}" --model.N=abc
 expect_error 2 "'model.T' = 'fast': not a finite real number" "${base[@]}" --model.T=fast
 expect_error 2 "'model.N' = '0': out of range" "${base[@]}" --model.N=0
@@ -21,6 +32,21 @@ printf '[model]\nN 8\n' > broken.ini
 expect_error 2 "deck 'broken.ini'" transformer broken.ini
 expect_error 2 "unknown command 'transformr'" transformr
 expect_error 2 "unknown option '--frobnicate'" transformer --frobnicate
+# Single-dash options go to PETSc/SLEPc: one that nothing reads is refused, naming it (a deck key given with
+# one dash is told to take two); PETSc's global options still work.
+expect_error 2 "option '-model.N=32' is not read by PETSc/SLEPc in tokdyn transformer \(deck keys take two dashes: --model.N=32\)" \
+  "${base[@]}" -model.N=32
+expect_error 2 "option '-eps_nev' is not read by PETSc/SLEPc in tokdyn transformer \(this command uses no PETSc/SLEPc solver" \
+  "${base[@]}" -eps_nev 4
+expect_error 3 "options '-eps_type', '-model.N' are not read by PETSc/SLEPc in tokdyn transformer \(deck keys take two dashes: --model.N=8\)" \
+  "${base[@]}" -eps_type lapack -model.N 8
+expect_error 2 "option '-da_refine' is not read by PETSc/SLEPc in tokdyn meanfield \(this command configures a PETSc DMDA grid" \
+  meanfield "$SRC/input/meanfield-circle.ini" --model.L=2 -da_refine 2
+run 2 "${base[@]}" --model.L=2 --run.output=petsc.h5 -log_view -malloc_dump -options_left > petsc.txt 2>&1 ||
+  fail "PETSc's global options refused: $(cat petsc.txt)"
+grep -q "There are no unused options" petsc.txt || fail "-options_left: $(cat petsc.txt)"
+grep -q "Performance Summary" petsc.txt || fail "-log_view: $(cat petsc.txt)"
+rm petsc.h5
 
 # Input files: missing, not HDF5, wrong dataset, wrong shape, NaN rows.
 expect_error 2 "token file 'none.h5' is missing or not an HDF5 file" "${base[@]}" --tokens.init=file --tokens.file=none.h5
@@ -58,9 +84,9 @@ expect_error 2 "output 'keep.h5' exists \(pass --force" "${base[@]}" --run.outpu
 cmp keep.h5 keep.orig || fail "keep.h5 was modified"
 rm keep.h5 keep.orig
 
-# NaN appearing in the state (USA overflows at beta = 1000): failed, not complete.
+# NaN appearing in the state (USA with V = 1e300 I overflows at beta = 700): failed, not complete.
 expect_error 3 "NaN or Inf in the token state after layer 1" "${base[@]}" --attention.style=unnormalized \
-  --attention.beta=1000 --mlp.enabled=false --run.output=nan.h5
+  --attention.beta=700 --attention.value_scale=1e300 --mlp.enabled=false --run.output=nan.h5
 [ "$(status_of nan.h5.part)" = failed ] || fail "nan.h5.part should say failed"
 [ ! -e nan.h5 ] || fail "nan.h5 must not exist"
 no_complete_file
@@ -74,10 +100,33 @@ expect_error 2 "more than 2\^2 sub-steps" "${mf[@]}" --meanfield.max_refinement=
 expect_error 2 "deck key 'meanfield.cfl' = '0.7'" "${mf[@]}" --meanfield.cfl=0.7
 expect_error 2 "attention style fourier works on the circle" "${mf[@]}" --meanfield.solver=quadrature \
   --attention.style=fourier --model.d=3
-# NaN in the mean-field state (USA overflows at beta = 1000): the partial file says failed.
+# NaN in the mean-field state (USA with V = 1e300 I overflows at beta = 700): the partial file says failed.
 expect_error 3 "NaN or Inf in the mean-field state after layer 1" "${mf[@]}" --meanfield.solver=quadrature \
-  --meanfield.points=64 --attention.style=unnormalized --attention.beta=1000 --noise.enabled=false --run.output=nanmf.h5
+  --meanfield.points=64 --attention.style=unnormalized --attention.beta=700 --attention.value_scale=1e300 \
+  --noise.enabled=false --run.output=nanmf.h5
 [ "$(status_of nanmf.h5.part)" = failed ] || fail "nanmf.h5.part should say failed"
 [ ! -e nanmf.h5 ] || fail "nanmf.h5 must not exist"
 no_complete_file
+
+# attention.beta is also the beta of E_beta, which reaches e^beta: above log(DBL_MAX) = 709.78 every command that
+# records it refuses the deck before any work (it used to write a complete file of Inf/NaN energies). Below it the
+# energy is finite: no sum of e^beta-sized terms is formed (at beta = 700 with 256 tokens they used to overflow; the
+# grid's at beta = 705 stopped the run as "NaN or Inf in the mean-field state").
+beta_limit="deck key 'attention.beta' = '800': out of range \(must be <= 709.78[0-9]*: the interaction energy E_beta reaches e\^beta"
+expect_error 2 "$beta_limit" "${base[@]}" --attention.beta=800 --run.output=b800.h5
+expect_error 2 "$beta_limit" sde --model.L=5 --attention.beta=800 --run.output=b800.h5
+expect_error 2 "$beta_limit" "${mf[@]}" --attention.beta=800 --run.output=b800.h5
+expect_error 2 "$beta_limit" synchronize "$SRC/input/synchronization-bound.ini" --attention.beta=800 --run.output=b800.h5
+expect_error 2 "$beta_limit" converge "$SRC/input/converge-tokens.ini" --attention.beta=800 --run.output=b800.h5
+[ ! -e b800.h5 ] && [ ! -e b800.h5.part ] || fail "a refused beta left a run file"
+run 2 "${base[@]}" --model.N=256 --attention.beta=700 --run.output=b700.h5 > /dev/null
+run 2 "${mf[@]}" --model.T=0.01 --attention.beta=705 --run.output=b705.h5 > /dev/null
+"$PYTHON" - <<'PY' || fail "E_beta near the largest beta"
+import h5py, numpy as np
+for name, low in (("b700.h5", 1e303), ("b705.h5", 1e305)):
+    e = h5py.File(name, "r")["diagnostics/energy"][()]
+    # Spread tokens: E_beta = e^beta S with S near 1/2 (e^700 / 2 = 5.1e303, e^705 / 2 = 7.6e305).
+    assert np.all(np.isfinite(e)) and np.all(e > low), (name, e)
+print("ok: E_beta finite at beta = 700 (256 tokens) and 705 (mean-field grid)")
+PY
 echo "bad_input: all cases passed"

@@ -20,6 +20,7 @@ expect_error() {
   rm -f codes.txt
   # Each rank runs under a shell that records the rank's own exit code.
   "$MPIEXEC" -n "$np" bash -c '"$0" "$@"; echo $? >> codes.txt' "$TOKDYN" "$@" > out.txt 2> err.txt || true
+  touch codes.txt  # no rank finished (killed by a timeout): reported as no exit codes below
   local codes
   codes=$(sort codes.txt | uniq -c | awk '{print $1 "x" $2}' | tr '\n' ' ')
   [ "$codes" = "${np}x2 " ] || fail "'$*': exit codes per rank '$codes', expected ${np} x 2; stderr: $(cat err.txt)"

@@ -7,6 +7,7 @@
 #  closed form: the prescribed eigenvalues e^{+-0.5 i}, 0.7^k and the gap 0.3, and with the residual
 #            (I + F) the eigenvalues 1 + lambda;
 #  options:  -eps_nev 4 gives [layers, 4] results and nev = 4; -eps_type lapack is what the file says it used;
+#            an option SLEPc does not read (-eps_nevv) and a value it rejects are refused in one line;
 #  weight files: tokdyn's HDF5 layout of the same layers gives the same spectra; a GPT-2 safetensors file
 #            gives numpy's eigenvalues of F = (W_v P)^T;
 #  shared weights: one solve; bad input: one line, exit 2 on every rank.
@@ -95,6 +96,12 @@ run 2 spectrum "$deck" "${quiet[@]}" --spectrum.layers=0,2 --run.output=nev4.h5 
 grep -q "4/4 converged" log.txt || fail "-eps_nev 4 not used: $(cat log.txt)"
 run 2 spectrum "$deck" "${quiet[@]}" --spectrum.layers=0,2 --spectrum.left=false --run.output=epslapack.h5 \
   -eps_type lapack > log.txt || fail "$(cat log.txt)"
+# An option SLEPc does not read is refused (not ignored), and a value it rejects is named in one line.
+expect_error 2 "option '-eps_nevv' is not read by PETSc/SLEPc in tokdyn spectrum \(this command configures a SLEPc eigensolver" \
+  spectrum "$deck" "${quiet[@]}" --run.output=nevv.h5 -eps_nevv 4
+expect_error 2 "PETSc/SLEPc option refused in tokdyn spectrum: Unknown EPS type given: nonsense" \
+  spectrum "$deck" "${quiet[@]}" --run.output=nevv.h5 -eps_type nonsense
+[ ! -e nevv.h5 ] && [ ! -e nevv.h5.part ] || fail "a refused option left a run file"
 "$PYTHON" - <<'PY' || fail "-eps_* options"
 import h5py, numpy as np
 g = h5py.File("nev4.h5", "r")["spectrum"]

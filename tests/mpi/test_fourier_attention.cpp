@@ -154,6 +154,19 @@ TEST(CircleStatistics, EnergyAndMeanEqualTheDirectDoubleSum) {
       EXPECT_NEAR(s.order_parameter, std::hypot(mean[0], mean[1]), 1e-15);
     }
   }
+  // Close to the largest beta of the decks (log DBL_MAX = 709.78) the energy is finite and equal to the direct
+  // sum in long double (the series' absolute error p eps e^beta is a relative 1e-12 of E_beta ~ e^beta / 2).
+  {
+    const double beta = 700;
+    const CircleStatistics s = circle_statistics(comm.get(), part.count(comm.rank()), x.data(), nullptr, beta);
+    long double sum = 0;
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t j = 0; j < n; ++j)
+        sum += 0.5L / (n * n) * -std::expm1(static_cast<long double>(beta) * (test::dot(&all[i * 2], &all[j * 2], 2) - 1));
+    const long double reference = std::exp(static_cast<long double>(beta)) * sum;
+    ASSERT_TRUE(std::isfinite(s.energy));
+    EXPECT_NEAR(s.energy / static_cast<double>(reference), 1.0, 1e-11);
+  }
   // The ring-pass diagnostic agrees on the uniform cloud (an independent O(N^2) code path).
   PairStatisticsPass pass(comm.get(), part, 2, 2.0, 10, 16);
   const PairStatistics p = pass.compute(x.data());

@@ -152,3 +152,34 @@ TEST(PairStatistics, UniformMassesGiveTheSameBits) {
   EXPECT_EQ(a.mass_histogram, b.mass_histogram);
   for (int k = 0; k < 9; ++k) EXPECT_EQ(a.mass_histogram[k], static_cast<double>(a.histogram[k]));
 }
+
+// E_beta close to the largest beta the decks allow (log DBL_MAX = 709.78): finite, and equal to the double sum in
+// long double, where e^700 ~ 1e304 is an ordinary number. Summing terms of size e^beta overflowed here (256 tokens:
+// 32640 pairs of up to 1e304 each), giving Inf or NaN.
+TEST(PairStatistics, EnergyAtBeta700IsFiniteAndEqualsLongDoubleSum) {
+  const Comm comm;
+  const std::int64_t n = 256;
+  const int d = 3;
+  const double beta = 700;
+  const Partition part(n, comm.size());
+  std::vector<double> all(n * d);
+  sample_uniform_sphere(21, 0, n, d, all.data());
+  for (bool weighted : {false, true}) {
+    const std::vector<double> mass = weighted ? test::random_masses(n, 4, {3}) : std::vector<double>(n, 1.0 / n);
+    PairStatisticsPass pass(comm.get(), part, d, beta, 10, 16);
+    const std::int64_t begin = part.begin(comm.rank()), count = part.count(comm.rank());
+    if (weighted) pass.set_masses(mass.data() + begin);
+    std::vector<double> local(all.begin() + begin * d, all.begin() + (begin + count) * d);
+    const PairStatistics s = pass.compute(local.data());
+    long double sum = 0;  // (1/2) sum_ij w_i w_j (1 - e^{beta (c - 1)}), then times e^beta
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        const long double c = test::dot(&all[i * d], &all[j * d], d);
+        sum += 0.5L * mass[i] * mass[j] * -std::expm1(static_cast<long double>(beta) * (c - 1));
+      }
+    const long double reference = std::exp(static_cast<long double>(beta)) * sum;
+    ASSERT_TRUE(std::isfinite(s.energy)) << (weighted ? "weighted" : "uniform");
+    // exp(beta + log S) carries a relative error of about beta eps = 1.6e-13.
+    EXPECT_NEAR(s.energy / static_cast<double>(reference), 1.0, 1e-12) << (weighted ? "weighted" : "uniform");
+  }
+}

@@ -77,6 +77,39 @@ TEST(Deck, UnknownKeysWrongTypesAndRanges) {
             std::string::npos);
 }
 
+TEST(Deck, OutOfRangeMessageSaysWhyWhenTheKeyDoes) {
+  DeckSchema s = schema();
+  s.add_real("attention.beta", 1.0, "beta", 0.0, 709.5).range_reason = "E_beta would overflow";
+  EXPECT_EQ(error_of(s, "", {"--attention.beta=800"}),
+            "deck key 'attention.beta' = '800': out of range (must be <= 709.5: E_beta would overflow)");
+  EXPECT_EQ(error_of(s, "", {"--attention.beta=-1"}),
+            "deck key 'attention.beta' = '-1': out of range (must be >= 0: E_beta would overflow)");
+  EXPECT_EQ(error_of(s, "", {"--model.N=0"}), "deck key 'model.N' = '0': out of range (must be >= 1)");
+}
+
+TEST(Deck, KeyGivenTwiceInTheFileIsRefused) {
+  const DeckSchema s = schema();
+  // Twice in one section, with the same and with different values.
+  EXPECT_EQ(error_of(s, write_deck("deck_twice.ini", "[model]\nN = 64\nT = 2\nN = 64\n"), {}),
+            "deck 'deck_twice.ini': key 'model.N' is given twice");
+  EXPECT_EQ(error_of(s, write_deck("deck_twice2.ini", "[model]\nN = 64\nN = 32\n"), {}),
+            "deck 'deck_twice2.ini': key 'model.N' is given twice");
+  // In two sections of the same name.
+  EXPECT_EQ(error_of(s, write_deck("deck_twice3.ini", "[model]\nN = 64\n[mlp]\nenabled = no\n[model]\nN = 32\n"), {}),
+            "deck 'deck_twice3.ini': key 'model.N' is given twice");
+  // A repeated section with other keys, and a key of the file overridden (even twice) on the command line: fine.
+  const Deck d = Deck::parse(s, write_deck("deck_sections.ini", "[model]\nN = 64\n[mlp]\nenabled = no\n[model]\nT = 3\n"),
+                             {"--model.N=10", "--model.N=12"});
+  EXPECT_EQ(d.get_int("model.N"), 12);
+  EXPECT_DOUBLE_EQ(d.get_real("model.T"), 3.0);
+  // A stored deck (run file, checkpoint) is held to the same rule.
+  try {
+    Deck::from_text(s, "[model]\nN = 1\nN = 2\n", "ckpt.h5");
+    ADD_FAILURE() << "a stored deck with a key given twice was accepted";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "deck stored in 'ckpt.h5': key 'model.N' is given twice");
+  }
+}
 TEST(Deck, HelpListsEveryKeyWithDefault) {
   const std::string h = schema().help_text();
   for (const char* k : {"N = 64", "T = 1", "enabled = true", "activation = relu", "output = run.h5", "[model]"})

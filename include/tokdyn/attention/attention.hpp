@@ -47,7 +47,16 @@ using AttentionRegistry = Registry<Attention, const AttentionContext&>;
 const AttentionRegistry& attention_styles();
 
 // Deck keys of the [attention] section, and the weights they describe (identity, gaussian, file).
+// attention.beta is also the beta of the interaction energy every command with these keys records, so it
+// stops at max_energy_beta().
 void add_attention_keys(DeckSchema& schema);
+// log(DBL_MAX) = 709.78: the interaction energy E_beta = (1/2N^2) sum_ij (e^beta - e^{beta <x_i, x_j>}) is up
+// to e^beta (about e^beta / 2 for spread tokens), which overflows a double above it.
+double max_energy_beta();
+// E_beta from s = E_beta e^{-beta}, which the diagnostics sum instead (for unit tokens
+// s = (1/2N^2) sum_ij -expm1(beta (<x_i, x_j> - 1)), in [0, 1]): sign(s) exp(beta + log |s|), 0 for s = 0.
+// No e^beta-sized term is ever summed, so nothing overflows below max_energy_beta().
+double energy_from_scaled(double beta, double s);
 AttentionWeights attention_weights_from_deck(const Deck& deck, int d, MPI_Comm comm);
 // The deck's attention on comm over the given tokens; null when attention.enabled is false or the
 // attention factor is 0 (the sub-step is skipped). style: another registered style than attention.style.

@@ -21,6 +21,7 @@ struct KeySpec {
   double max = std::numeric_limits<double>::infinity();
   bool min_exclusive = false;
   std::vector<std::string> choices;
+  std::string range_reason;  // why the range is what it is, added to an out-of-range message
   bool run_control = false;  // may differ between a checkpoint and its restart (output cadence, ...)
   bool input_file = false;   // names a file the run reads (must not be one of the files it writes)
 };

@@ -57,7 +57,8 @@ class PairStatisticsPass {
   // The travelling block: [n_local, d] tokens, then [n_local] masses (stride d kept for the BLAS calls).
   std::vector<double> packed_;
   bool uniform_ = true;  // every mass 1/N (decided collectively): the unweighted sums, bit for bit
-  // Accumulators of one compute(): sums over pairs i < j (weighted by w_i w_j unless uniform_).
+  // Accumulators of one compute(): sums over pairs i < j (weighted by w_i w_j unless uniform_); energy_sum_
+  // of -expm1(beta (c - 1)), E_beta e^{-beta} in pieces (energy_from_scaled applies e^beta once).
   double energy_sum_ = 0, cosine_sum_ = 0, cosine_min_ = 0, pair_mass_ = 0;
   std::vector<std::int64_t> counts_;  // [bins, then aligned, antipodal]
   std::vector<double> mass_counts_;  // [bins] pair mass per bin

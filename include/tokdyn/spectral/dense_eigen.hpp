@@ -17,7 +17,8 @@ struct DenseEigen {
   std::vector<double> left;    // [n, n], same layout, when requested (u^H A = lambda u^H)
 };
 
-// a: [n, n] row-major. left: also compute left eigenvectors.
+// a: [n, n] row-major, finite (InputError naming the first NaN or Inf: dgeev may never return on one).
+// left: also compute left eigenvectors.
 DenseEigen dense_eigen(int n, const double* a, bool left = false);
 
 // Relative residual |A v - lambda v| / (|A|_F |v|) of pair k (a complex pair's residual for either member).

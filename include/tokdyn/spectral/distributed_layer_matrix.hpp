@@ -15,12 +15,14 @@ namespace tokdyn {
 // This rank's row block of F_t: [rows.count(rank), d] row-major, rows = Partition(d, P). Each rank reads
 // its rows of O_t [rows, D] and its block of rows of V_t (Partition(D, P)); the V blocks travel once around
 // the ring of ranks and F_rows += O_rows[:, block] V_block. Memory O(d D / P); bitwise reproducible at a
-// fixed rank count (the blocks arrive in a fixed order).
+// fixed rank count (the blocks arrive in a fixed order). Collective; NaN or Inf in any rank's rows is an
+// InputError on every rank (read_collectively).
 std::vector<double> distributed_layer_rows(MPI_Comm comm, const WeightSource& source, std::int64_t t);
 
 // F_t (or I + F_t with residual) applied without forming it: this rank holds its rows of O_t [rows, D]
 // and its block of rows of V_t [Drows, d]; y = O (V x) gathers x and then z = V x (vectors of length d
-// and D) between the two products. Memory O(d D / P), two d D-flop products per application.
+// and D) between the two products. Memory O(d D / P), two d D-flop products per application. Constructing
+// it is collective: NaN or Inf in any rank's rows is an InputError on every rank.
 class LayerOperator {
  public:
   LayerOperator(MPI_Comm comm, const WeightSource& source, std::int64_t t, bool residual);

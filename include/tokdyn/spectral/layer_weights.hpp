@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tokdyn/core/error.hpp"
 #include "tokdyn/core/registry.hpp"
 
 namespace tokdyn {
@@ -28,7 +29,9 @@ struct LayerWeights {
 };
 
 // Where a model's layers come from. Every rank opens the source; reads are independent (not
-// collective), so a rank can read only the rows it owns.
+// collective), so a rank can read only the rows it owns. Every value read is checked: NaN or Inf in what
+// a rank reads is an InputError on that rank naming the tensor and the first bad entry, so code with other
+// ranks in a collective reads through read_collectively.
 class WeightSource {
  public:
   virtual ~WeightSource() = default;
@@ -59,6 +62,26 @@ class WeightSource {
 void add_weight_keys(DeckSchema& schema);
 // The deck's weight source (weights.format names a registered format). comm: the ranks that use it.
 std::unique_ptr<WeightSource> weights_from_deck(const Deck& deck, MPI_Comm comm);
+
+// Runs read() (reads of a WeightSource by this rank, possibly none) and agrees on the outcome with every
+// rank of comm: an InputError that any rank's read throws (NaN or Inf in a tensor, a token id out of range,
+// a file it cannot open) is thrown on every rank with the lowest failing rank's message, so no rank is left
+// waiting in a collective. Collective: every rank of comm calls it, also ranks with nothing to read.
+template <class Read>
+auto read_collectively(MPI_Comm comm, Read&& read) -> decltype(read()) {
+  decltype(read()) out{};
+  std::string problem;
+  try {
+    out = read();
+  } catch (const InputError& e) {
+    problem = e.what();
+  }
+  require_all(comm, problem.empty(), problem);
+  return out;
+}
+
+// Index of the first NaN or Inf of values, or -1 when all are finite (the sources' check of what they read).
+std::int64_t first_nonfinite(const std::vector<double>& values);
 
 using WeightFormatRegistry = Registry<WeightSource, const Deck&, MPI_Comm>;
 // Every weight format, in one list (src/spectral/weight_formats.cpp): gpt2, bert, albert, gpt-neo
