@@ -31,15 +31,10 @@ namespace {
 std::vector<double> file_tokens(const std::string& path, const std::string& dataset, const Comm& comm, int d,
                                 Partition& partition) {
   if (path.empty()) throw InputError("power.tokens = file needs power.token_file");
-  int readable = comm.root() ? h5::is_hdf5_file(path) : 0;
-  TOKDYN_MPI_CHECK(MPI_Bcast(&readable, 1, MPI_INT, 0, comm.get()));
-  if (!readable) throw InputError("token file '" + path + "' is missing or not an HDF5 file");
   std::vector<hsize_t> shape;
   {
-    h5::Handle f = h5::open_file(path, comm.get(), false);
-    if (!h5::exists(f, dataset)) throw InputError("token file '" + path + "' has no dataset '" + dataset + "'");
-    h5::Handle data = h5::open_dataset(f, dataset);
-    shape = h5::dims(data);
+    h5::Handle f = h5::open_input_file(path, comm.get(), "token file");
+    shape = h5::dims(h5::open_input_dataset(f, dataset, "token file", path));
   }
   if (shape.size() != 2 || shape[1] != hsize_t(d) || shape[0] == 0)
     throw InputError("token file '" + path + "': dataset '" + dataset + "' must be [N, " + std::to_string(d) +
@@ -109,12 +104,8 @@ std::vector<double> steering_target(const std::string& target, const Comm& comm,
     if (colon == std::string::npos || colon == 0)
       throw InputError(what + " is none of FILE.h5:/dataset, token:ID, axis:K");
     const std::string path = target.substr(0, colon), dataset = target.substr(colon + 1);
-    int readable = comm.root() ? h5::is_hdf5_file(path) : 0;
-    TOKDYN_MPI_CHECK(MPI_Bcast(&readable, 1, MPI_INT, 0, comm.get()));
-    if (!readable) throw InputError(what + ": file '" + path + "' is missing or not an HDF5 file");
-    h5::Handle f = h5::open_file(path, comm.get(), false);
-    if (!h5::exists(f, dataset)) throw InputError(what + ": '" + path + "' has no dataset '" + dataset + "'");
-    h5::Handle data = h5::open_dataset(f, dataset);
+    h5::Handle f = h5::open_input_file(path, comm.get(), what + ": file");
+    h5::Handle data = h5::open_input_dataset(f, dataset, what + ": file", path);
     std::size_t count = 1;
     for (hsize_t n : h5::dims(data)) count *= n;
     if (count != static_cast<std::size_t>(d))

@@ -23,12 +23,8 @@ constexpr MatrixKeys kMatrices[] = {{"Q", "attention.query", Purpose::attention_
                                     {"V", "attention.value", Purpose::attention_v}};
 
 std::vector<double> read_matrix(const std::string& path, const std::string& name, int d, MPI_Comm comm) {
-  if (!h5::is_hdf5_file(path))
-    throw InputError("attention weights file '" + path + "' is missing or not an HDF5 file");
-  h5::Handle file = h5::open_file(path, comm, false);
-  if (!h5::exists(file, name))
-    throw InputError("attention weights file '" + path + "' has no dataset '" + name + "'");
-  h5::Handle data = h5::open_dataset(file, name);
+  h5::Handle file = h5::open_input_file(path, comm, "attention weights file");
+  h5::Handle data = h5::open_input_dataset(file, name, "attention weights file", path);
   const auto shape = h5::dims(data);
   if (shape.size() != 2 || shape[0] != hsize_t(d) || shape[1] != hsize_t(d)) {
     std::string got;

@@ -161,6 +161,18 @@ Handle open_input_file(const std::string& path, MPI_Comm comm, const std::string
   return file;
 }
 
+Handle open_input_file_here(const std::string& path, const std::string& what) {
+  if (!is_hdf5_file(path)) throw InputError(what + " '" + path + "' is missing or not an HDF5 file");
+  const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (id < 0) {
+    std::string reason;
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, collect_message, &reason);
+    H5Eclear2(H5E_DEFAULT);
+    throw InputError(what + " '" + path + "' is truncated or damaged: HDF5 cannot open it (" + reason + ")");
+  }
+  return make_file_handle(id);
+}
+
 Handle open_input_dataset(hid_t file, const std::string& name, const std::string& what, const std::string& path) {
   if (!exists(file, name)) throw InputError(what + " '" + path + "' has no dataset '" + name + "'");
   H5O_info_t info;

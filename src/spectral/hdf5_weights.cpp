@@ -62,9 +62,8 @@ class Hdf5Weights final : public WeightSource {
 
 Hdf5Weights::Hdf5Weights(const std::string& path, int heads, std::int64_t layers)
     : path_(path), where_("weights file '" + path + "'") {
-  if (!h5::is_hdf5_file(path)) throw InputError(where_ + " is missing or not an HDF5 file");
   // The calling rank alone, read-only (default sec2 driver): ranks read independently.
-  file_ = h5::make_file_handle(TOKDYN_H5(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT)));
+  file_ = h5::open_input_file_here(path, "weights file");
   if (!h5::exists(file_, "weights")) throw InputError(where_ + " has no group /weights");
   group_ = h5::open_group(file_, "weights");
   d_ = static_cast<int>(attribute("d", 1, 1 << 24));

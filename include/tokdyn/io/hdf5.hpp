@@ -58,6 +58,8 @@ bool is_hdf5_file(const std::string& path);
 // A file the user gave (tokens, weights, a checkpoint), described by `what` ("token file"): InputError on
 // every rank naming it when it is missing, not HDF5, truncated or damaged. Collective.
 Handle open_input_file(const std::string& path, MPI_Comm comm, const std::string& what);
+// The same for the calling rank alone (sec2 driver, read-only: ranks then read independently).
+Handle open_input_file_here(const std::string& path, const std::string& what);
 // A dataset of such a file: InputError when it is missing or is a group ("'G' in token file 'x.h5' is a
 // group, not a dataset").
 Handle open_input_dataset(hid_t file, const std::string& name, const std::string& what, const std::string& path);
