@@ -21,6 +21,10 @@ int run_weights(const Comm& comm, const DeckSchema& schema, const RunRequest& re
   Run run(comm, schema, request, "weights", "convert.output");
   const Deck& deck = run.deck();
   const std::unique_ptr<WeightSource> source = weights_from_deck(deck, comm.get());
+  MemoryEstimate memory;  // a rank holds one layer at a time, and blocks of 4096 embedding rows
+  memory.add("a layer's Q, K, V, O [D, d] x 4", 4.0 * source->heads() * source->head_dim() * source->d());
+  memory.add("embedding rows [4096, d] x 2", 2 * 4096.0 * source->d());
+  run.require_memory(memory);
   comm.print("tokdyn weights: " + source->describe());
   char scale[32];
   std::snprintf(scale, sizeof scale, "%.6g", source->score_scale());

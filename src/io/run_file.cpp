@@ -68,6 +68,9 @@ RunFile RunFile::reopen(const std::string& path, MPI_Comm comm) {
     f.series_[name] = std::move(d);
   }
   f.diagnostics_rows_ = h5::dims(f.series_.at("layer"))[0];
+  int ranks = 1;
+  TOKDYN_MPI_CHECK(MPI_Comm_size(comm, &ranks));
+  h5::write_attribute(f.file_, "ranks", static_cast<std::int64_t>(ranks));  // of the run that finishes it
   f.set_status("running");
   return f;
 }
