@@ -20,7 +20,9 @@ per metric of its study (attribute /converge/study):
             rate for uniform measures on S^{d-1}), reference_solver and
             reference_size. The time series [R, J, S] are not read.
 Files whose root attribute `status` is not "complete" (and tokdyn checkpoint
-files) are skipped with a warning on stderr; a file whose root attribute
+files) are skipped with a warning on stderr; with --allow-partial the result
+files among them are merged too, and the figure ("partial (status: X)"), the
+JSON (status, partial_files) and the CSV (status column) say so; a file whose root attribute
 `command` is not "converge" is an error, and so is a mix of studies, or of
 tokens files that differ in distance, d, bound_slope or sharp_slope.
 
@@ -87,7 +89,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tokdyn_h5 import open_h5, run_cli, to_scalar, to_str  # noqa: E402
+from tokdyn_h5 import ALLOW_PARTIAL, mark_partial, open_run, partial_label, run_cli, to_scalar, to_str  # noqa: E402
 
 import matplotlib
 
@@ -171,16 +173,18 @@ def expand_inputs(paths):
     return files
 
 
-def read_result(path):
+def read_result(path, allow_partial=False):
     """Read one converge result file.
 
     Returns a dict with the file's attributes and arrays, or None when the
-    file is to be skipped (status not complete, or a checkpoint), after a
-    warning. Raises ConvergenceError on anything else that is wrong.
+    file is to be skipped (status not complete unless allow_partial, or a
+    checkpoint), after a warning. Raises ConvergenceError on anything else
+    that is wrong.
     """
     import h5py  # imported here so --help works without h5py
 
-    with open_h5(path, ConvergenceError) as h5:
+    h5, status = open_run(path, ConvergenceError, allow_partial=True)  # skipped below, not refused
+    with h5:
         attrs = h5.attrs
         if to_str(attrs.get("format", "")).startswith("tokdyn-checkpoint"):
             warn(f"skipping {path}: a tokdyn checkpoint, not a result file")
@@ -190,10 +194,8 @@ def read_result(path):
             shown = f"'{command}'" if command else "missing"
             raise ConvergenceError(f"{path}: root attribute 'command' is {shown}, "
                                    f"not 'converge'")
-        status = to_str(attrs["status"]) if "status" in attrs else ""
-        if status != "complete":
-            shown = f"'{status}'" if status else "missing"
-            warn(f"skipping {path}: status is {shown}, not 'complete'")
+        if status != "complete" and not allow_partial:
+            warn(f"skipping {path}: status is '{status}', not 'complete' (--allow-partial merges it)")
             return None
 
         result = {"path": path, "status": status}
@@ -418,20 +420,20 @@ def write_json(path, summary):
         f.write("\n")
 
 
-def write_csv(path, levels, n, stats):
-    """Write one row per level: level, n, mean and se of every metric."""
+def write_csv(path, levels, n, stats, status):
+    """Write one row per level: level, n, mean and se of every metric, and the merge's status."""
     with open(path, "w", newline="") as f:
         writer = csv.writer(f)
         header = ["level", "n"]
         for metric in stats:
             header += [f"{metric}_mean", f"{metric}_se"]
-        writer.writerow(header)
+        writer.writerow(header + ["status"])
         for j, level in enumerate(levels):
             row = [number(level), int(n[j])]
             for metric in stats:
                 row += [repr(float(stats[metric]["mean"][j])),
                         repr(float(stats[metric]["se"][j]))]
-            writer.writerow(row)
+            writer.writerow(row + [status])
 
 
 def reference_slopes(study, attributes):
@@ -561,6 +563,7 @@ def parse_args(argv):
                         help="bootstrap resamples (default: 2000)")
     parser.add_argument("--seed", metavar="S", type=int, default=1,
                         help="seed of the bootstrap generator (default: 1)")
+    parser.add_argument(*ALLOW_PARTIAL[0], **ALLOW_PARTIAL[1])
     args = parser.parse_args(argv)
     if args.bootstrap < 1:
         parser.error("--bootstrap must be at least 1")
@@ -597,7 +600,7 @@ def analyse(args):
     files = expand_inputs(args.inputs)
     results, skipped = [], []
     for path in files:
-        res = read_result(path)
+        res = read_result(path, args.allow_partial)
         if res is None:
             skipped.append(path)
         else:
@@ -635,6 +638,8 @@ def analyse(args):
     references = reference_slopes(study, attributes)
     comparison = compare_with_reference(study, metric, fits[metric], references)
 
+    partial = [{"file": r["path"], "status": r["status"]} for r in results if r["status"] != "complete"]
+    status = ", ".join(sorted({p["status"] for p in partial})) if partial else "complete"
     prefix = args.output or f"convergence-{study}"
     outputs = [prefix + ext for ext in (".json", ".csv", ".png")]
     groups = resample_groups(per_level)
@@ -671,15 +676,17 @@ def analyse(args):
         "run_seeds": seeds,
         "files": [r["path"] for r in results],
         "skipped_files": skipped,
+        "status": "partial" if partial else "complete",
+        "partial_files": partial,
     }
     if comparison is not None:
         summary[spec["compare"]] = comparison
     try:
         write_json(outputs[0], summary)
-        write_csv(outputs[1], levels, n, stats)
+        write_csv(outputs[1], levels, n, stats, partial_label(status) or "complete")
         fig = make_figure(study, metric, levels, stats, fits, references, attributes)
         try:
-            fig.savefig(outputs[2], dpi=100)
+            fig.savefig(outputs[2], dpi=100, metadata=mark_partial(fig, status))
         finally:
             plt.close(fig)
     except OSError as exc:

@@ -2,7 +2,7 @@
 """The paper's figures (spec section 6) from a directory of tokdyn transformer run files.
 
 Usage:
-    paper_figures.py RUNDIR [-o OUTDIR]
+    paper_figures.py RUNDIR [-o OUTDIR] [--allow-partial]
 
 Input: the run files jobscripts/grid.sbatch writes, RUNDIR/<deck>-<activation>-f<factor>.h5 with
 <deck> = grid-d<d>-bias<b> (grid-d5-bias0, grid-d64-bias01, ...), <activation> in relu silu sigmoid
@@ -16,7 +16,10 @@ Output (OUTDIR, default ./figures, created when missing):
                            twin log axis (white). A missing run, or one whose status is not complete,
                            leaves its panel empty with a label saying so.
     fig1.png               ReLU and Tanh (attention off): cosine histogram against layer, and the last
-                           layer's cosine distribution (one cluster vs two antipodal ones).
+                           layer's cosine distribution (one cluster vs two antipodal ones); a missing
+                           or incomplete run leaves its panels empty with a label likewise.
+With --allow-partial the runs whose status is not complete are drawn too, each panel labelled
+"partial (status: X)", and a figure holding one is marked partial.
 The paths written are printed on stdout, one per line.
 
 Errors (RUNDIR missing or without any grid or Fig. 1 run file, an unreadable file) end with a
@@ -30,7 +33,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tokdyn_h5 import cli_main, open_h5, to_str  # noqa: E402
+from tokdyn_h5 import ALLOW_PARTIAL, cli_main, mark_partial, open_run, partial_label, to_str  # noqa: E402
 
 import matplotlib
 
@@ -51,12 +54,14 @@ class FigureError(Exception):
 
 
 def read_run(path):
-    """Return status, deck text and the per-layer diagnostics of a run file."""
-    with open_h5(path, FigureError) as h5:
+    """Return status, deck text and the per-layer diagnostics of a run file (of any status: the figures
+    decide what an incomplete run shows)."""
+    h5, status = open_run(path, FigureError, allow_partial=True)
+    with h5:
         if "diagnostics" not in h5:
             raise FigureError(f"{path}: missing group /diagnostics")
         g = h5["diagnostics"]
-        run = {"status": to_str(h5.attrs.get("status", "")), "deck": to_str(h5.attrs.get("deck", ""))}
+        run = {"status": status, "deck": to_str(h5.attrs.get("deck", ""))}
         for name in ("layer", "energy", "cosine_histogram", "cosine_bin_edges"):
             if name not in g:
                 raise FigureError(f"{path}: missing dataset /diagnostics/{name}")
@@ -119,24 +124,43 @@ def cosine_image(ax, run, energy_ylim=None):
     return image
 
 
-def grid_figure(deck, runs, outdir):
+def shown(run, allow_partial):
+    """Whether a run's data are drawn: complete, or any status with --allow-partial."""
+    return run is not None and (run["status"] == "complete" or allow_partial)
+
+
+def partial_statuses(runs, allow_partial):
+    """The statuses of the incomplete runs drawn in a figure, for its mark ('complete' when none)."""
+    statuses = sorted({r["status"] for r in runs if r is not None and r["status"] != "complete"})
+    return ", ".join(statuses) if allow_partial and statuses else "complete"
+
+
+def label_partial(ax, run):
+    """The panel's own mark when its run is not complete."""
+    if run["status"] != "complete":
+        ax.text(0.02, 0.95, partial_label(run["status"]), transform=ax.transAxes, color="tab:red", va="top",
+                fontsize=8, fontweight="bold", bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "tab:red"})
+
+
+def grid_figure(deck, runs, outdir, allow_partial=False):
     """One (d, bias) grid: rows = activations, columns = attention factors."""
     fig, axes = plt.subplots(len(ACTIVATIONS), len(FACTORS), figsize=(13, 15), sharex=False, sharey=True,
                              squeeze=False)
     image, sigma, d = None, None, None
     loaded = {key: read_run(path) for key, path in runs.items()}
-    ylim = energy_limits([r for r in loaded.values() if r["status"] == "complete"])
+    ylim = energy_limits([r for r in loaded.values() if shown(r, allow_partial)])
     for i, act in enumerate(ACTIVATIONS):
         for j, factor in enumerate(FACTORS):
             ax = axes[i, j]
             run = loaded.get((act, factor))
-            if run is None or run["status"] != "complete":
+            if not shown(run, allow_partial):
                 why = "missing" if run is None else f"status {run['status'] or 'unknown'}"
                 ax.text(0.5, 0.5, f"{why}:\n{deck}-{act}-f{factor}.h5", ha="center", va="center",
                         transform=ax.transAxes, fontsize=8, color="tab:red")
                 ax.set_xticks([])
             else:
                 image = cosine_image(ax, run, ylim)
+                label_partial(ax, run)
                 sigma = sigma or deck_value(run["deck"], "mlp", "sigma_u")
                 d = d or deck_value(run["deck"], "model", "d")
             if i == 0:
@@ -151,24 +175,26 @@ def grid_figure(deck, runs, outdir):
     fig.suptitle(f"{deck}: d = {d or '?'}, sigma_U = sigma_W = {sigma or '?'}; pairwise cosines against layer "
                  f"(image), E_beta (white, right log axis)", fontsize=11)
     out = os.path.join(outdir, f"{deck}.png")
-    fig.savefig(out, dpi=100)
+    fig.savefig(out, dpi=100, metadata=mark_partial(fig, partial_statuses(loaded.values(), allow_partial)))
     plt.close(fig)
     return out
 
 
-def fig1_figure(paths, outdir):
+def fig1_figure(paths, outdir, allow_partial=False):
     """Fig. 1: ReLU vs Tanh, attention off: cosines against layer and at the last layer."""
     fig, axes = plt.subplots(2, len(FIG1), figsize=(11, 7), squeeze=False)
     image = None
+    loaded = {act: read_run(path) for act, path in paths.items()}
     for j, act in enumerate(FIG1):
         top, bottom = axes[0, j], axes[1, j]
         top.set_title(f"fig1-{act}")
-        if act not in paths:
+        run = loaded.get(act)
+        if not shown(run, allow_partial):
+            why = "missing" if run is None else f"status {run['status'] or 'unknown'}"
             for ax in (top, bottom):
-                ax.text(0.5, 0.5, f"missing: fig1-{act}.h5", ha="center", va="center", transform=ax.transAxes,
+                ax.text(0.5, 0.5, f"{why}: fig1-{act}.h5", ha="center", va="center", transform=ax.transAxes,
                         color="tab:red")
             continue
-        run = read_run(paths[act])
         image = cosine_image(top, run)
         top.set_xlabel("layer")
         top.set_ylabel("cosine")
@@ -176,33 +202,33 @@ def fig1_figure(paths, outdir):
         bottom.stairs(last / max(last.sum(), 1), edges, fill=True, color="tab:blue")
         bottom.set_xlabel(f"cosine at the last layer ({int(run['layer'][-1])})")
         bottom.set_ylabel("fraction of pairs")
-        if run["status"] != "complete":
-            top.text(0.02, 0.95, f"status {run['status']}", transform=top.transAxes, color="tab:red", va="top")
+        label_partial(top, run)
     fig.subplots_adjust(left=0.08, right=0.86, hspace=0.35, wspace=0.35)
     if image is not None:  # one colour bar beside the panels: a per-panel one would sit under the E_beta axis
         fig.colorbar(image, cax=fig.add_axes((0.91, 0.55, 0.015, 0.33)), label="fraction of pairs")
     fig.suptitle("Fig. 1: ReLU (one cluster) vs Tanh without biases (two antipodal clusters), attention off")
     out = os.path.join(outdir, "fig1.png")
-    fig.savefig(out, dpi=100)
+    fig.savefig(out, dpi=100, metadata=mark_partial(fig, partial_statuses(loaded.values(), allow_partial)))
     plt.close(fig)
     return out
 
 
-def write_figures(rundir, outdir):
+def write_figures(rundir, outdir, allow_partial=False):
     """Write every figure the runs in rundir allow into outdir; return the paths written."""
     grids, fig1 = find_runs(rundir)
     os.makedirs(outdir, exist_ok=True)
-    written = [grid_figure(deck, runs, outdir) for deck, runs in sorted(grids.items())]
+    written = [grid_figure(deck, runs, outdir, allow_partial) for deck, runs in sorted(grids.items())]
     if fig1:
-        written.append(fig1_figure(fig1, outdir))
+        written.append(fig1_figure(fig1, outdir, allow_partial))
     return written
 
 
-ARGUMENTS = ((("rundir",), {}), (("-o", "--outdir"), {"default": "figures"}))
+ARGUMENTS = ((("rundir",), {}), (("-o", "--outdir"), {"default": "figures"}), ALLOW_PARTIAL)
 
 
 def main(argv=None):
-    return cli_main(PROG, __doc__, FigureError, ARGUMENTS, lambda a: write_figures(a.rundir, a.outdir), argv)
+    return cli_main(PROG, __doc__, FigureError, ARGUMENTS,
+                    lambda a: write_figures(a.rundir, a.outdir, a.allow_partial), argv)
 
 
 if __name__ == "__main__":

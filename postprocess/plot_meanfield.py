@@ -2,7 +2,7 @@
 """Plot a `tokdyn meanfield` run file: the mean-field measure and its observables along time.
 
 Usage:
-    plot_meanfield.py RUN.h5 [-o OUT.png]
+    plot_meanfield.py RUN.h5 [-o OUT.png] [--allow-partial]
 
 Panels:
     (a) the measure at every snapshot: the grid's density rho(theta) (d = 2), or the masses of the
@@ -11,8 +11,9 @@ Panels:
     (c) mass - 1 and the smallest density (grid) or mass (points): conservation and positivity.
 The path written is printed (default: RUN with .h5 -> .png).
 
-Errors (missing file, not HDF5, not a meanfield run, missing dataset) end with a one-line message
-"plot_meanfield.py: error: ..." on stderr and exit status 2.
+Errors (missing file, not HDF5, not a meanfield run, missing dataset, a run whose status is not complete
+without --allow-partial) end with a one-line message "plot_meanfield.py: error: ..." on stderr and exit
+status 2. With --allow-partial an unfinished or failed run is drawn, marked "partial (status: X)".
 """
 
 import os
@@ -21,7 +22,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tokdyn_h5 import cli_main, open_h5, read_datasets, study_group, to_str  # noqa: E402
+from tokdyn_h5 import ALLOW_PARTIAL, cli_main, mark_partial, open_run, read_datasets, study_group, to_str  # noqa: E402
 
 import matplotlib
 
@@ -37,12 +38,13 @@ class RunError(Exception):
     """A file that cannot be read or is not a meanfield run."""
 
 
-def read_run(path):
+def read_run(path, allow_partial=False):
     """Return a dict with the diagnostics series and the snapshots of a meanfield run file."""
-    with open_h5(path, RunError) as h5:
+    h5, status = open_run(path, RunError, allow_partial, "meanfield")
+    with h5:
         g = study_group(h5, path, "meanfield", "meanfield", RunError)
         diagnostics = study_group(h5, path, "meanfield", "diagnostics", RunError)
-        out = {"status": to_str(h5.attrs.get("status", "")), "solver": to_str(g.attrs.get("solver", ""))}
+        out = {"status": status, "solver": to_str(g.attrs.get("solver", ""))}
         out.update(read_datasets(diagnostics, path, SERIES, RunError, np.float64))
         if "snapshot_time" not in g:
             raise RunError(f"{path}: missing dataset /meanfield/snapshot_time (run not complete?)")
@@ -77,8 +79,8 @@ def draw_measure(ax, run):
     ax.legend(fontsize="small")
 
 
-def plot(path, output):
-    run = read_run(path)
+def plot(path, output, allow_partial=False):
+    run = read_run(path, allow_partial)
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
     draw_measure(axes[0], run)
     ax = axes[1]
@@ -95,7 +97,7 @@ def plot(path, output):
     ax.legend()
     fig.suptitle(f"{os.path.basename(path)} ({run['status']})")
     fig.tight_layout()
-    fig.savefig(output, dpi=110)
+    fig.savefig(output, dpi=110, metadata=mark_partial(fig, run["status"]))
     plt.close(fig)
     return [output]
 
@@ -103,10 +105,11 @@ def plot(path, output):
 def main(argv=None):
     def body(args):
         output = args.output or (os.path.splitext(args.run)[0] + ".png")
-        return plot(args.run, output)
+        return plot(args.run, output, args.allow_partial)
 
     return cli_main(PROG, __doc__, RunError, [(("run",), {"help": "meanfield run file"}),
-                                              (("-o", "--output"), {"help": "PNG to write"})], body, argv)
+                                              (("-o", "--output"), {"help": "PNG to write"}), ALLOW_PARTIAL],
+                    body, argv)
 
 
 if __name__ == "__main__":

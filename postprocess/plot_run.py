@@ -2,7 +2,7 @@
 """Plot one tokdyn run file (HDF5) as a single PNG overview figure.
 
 Usage:
-    plot_run.py RUNFILE [-o OUT.png] [--snapshots K]
+    plot_run.py RUNFILE [-o OUT.png] [--snapshots K] [--allow-partial]
 
 Panels:
     (a) interaction energy E_beta against layer (log y-axis when all values
@@ -12,8 +12,10 @@ Panels:
     (c) first two token coordinates at up to K snapshot layers, chosen evenly
         among the stored snapshots (first and last included).
 
-Errors (missing file, not HDF5, missing group or dataset) end with a one-line
-message "plot_run.py: error: ..." on stderr and exit status 2.
+Errors (missing file, not HDF5, missing group or dataset, a run whose status
+is not complete without --allow-partial) end with a one-line message
+"plot_run.py: error: ..." on stderr and exit status 2. With --allow-partial an
+unfinished or failed run is drawn, marked "partial (status: X)".
 """
 
 import argparse
@@ -23,7 +25,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tokdyn_h5 import open_h5, run_cli, to_scalar, to_str  # noqa: E402
+from tokdyn_h5 import ALLOW_PARTIAL, mark_partial, open_run, run_cli, to_scalar, to_str  # noqa: E402
 
 import matplotlib
 
@@ -53,18 +55,20 @@ class RunFileError(Exception):
 
 
 
-def read_run(path):
+def read_run(path, allow_partial=False):
     """Read a tokdyn run file into a dict of attributes and numpy arrays.
 
-    Raises RunFileError with a readable message on any problem.
+    Raises RunFileError with a readable message on any problem, and when the
+    run is not complete unless allow_partial.
     """
     import h5py  # imported here so --help works without h5py
 
     run = {"path": path}
-    with open_h5(path, RunFileError) as h5:
+    h5, run["status"] = open_run(path, RunFileError, allow_partial)
+    with h5:
         attrs = h5.attrs
         for key in ("tokdyn_version", "git_revision", "command", "deck",
-                    "start_time", "end_time", "status"):
+                    "start_time", "end_time"):
             run[key] = to_str(attrs[key]) if key in attrs else ""
         for key in ("seed", "ranks"):
             run[key] = to_scalar(attrs[key]) if key in attrs else None
@@ -298,18 +302,19 @@ def parse_args(argv):
                         help="output PNG (default: RUNFILE with .h5 replaced by .png)")
     parser.add_argument("--snapshots", metavar="K", type=int, default=4,
                         help="number of token snapshots to show (default: 4)")
+    parser.add_argument(*ALLOW_PARTIAL[0], **ALLOW_PARTIAL[1])
     args = parser.parse_args(argv)
     if args.snapshots < 1:
         parser.error("--snapshots must be at least 1")
     return args
 
 
-def write_figure(runfile, output, snapshots):
+def write_figure(runfile, output, snapshots, allow_partial=False):
     """Read the run file and write its figure to output; return [output]."""
-    run = read_run(runfile)
+    run = read_run(runfile, allow_partial)
     fig = make_figure(run, snapshots)
     try:
-        fig.savefig(output, dpi=100)
+        fig.savefig(output, dpi=100, metadata=mark_partial(fig, run["status"]))
     except OSError as exc:
         raise RunFileError(f"cannot write {output}: {exc}") from None
     finally:
@@ -321,7 +326,8 @@ def main(argv=None):
     """Entry point: read the run file, write the PNG, print its path."""
     args = parse_args(argv)
     output = args.output or default_output(args.runfile)
-    return run_cli(PROG, RunFileError, lambda: write_figure(args.runfile, output, args.snapshots))
+    return run_cli(PROG, RunFileError,
+                   lambda: write_figure(args.runfile, output, args.snapshots, args.allow_partial))
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 """Plot a `tokdyn power` run file: tokens through power-method layers (spec power-method.md).
 
 Usage:
-    power.py RUNFILE [-o OUT.png] [--plane first|last] [--tokens K]
+    power.py RUNFILE [-o OUT.png] [--plane first|last] [--tokens K] [--allow-partial]
 
 Panels:
     (a) alignment gamma_t of the layer outputs with each layer's v_1 (|P_S x| for a complex pair):
@@ -16,8 +16,9 @@ Panels:
 A summary (final state, last gamma, mean rho, error ratio, rotation, steering) is printed on
 stdout, then the path written (default: RUNFILE with .h5 -> .png).
 
-Errors (missing file, not HDF5, not a power run, missing dataset) end with a one-line message
-"power.py: error: ..." on stderr and exit status 2.
+Errors (missing file, not HDF5, not a power run, missing dataset, a run whose status is not complete
+without --allow-partial) end with a one-line message "power.py: error: ..." on stderr and exit status 2.
+With --allow-partial an unfinished or failed run is drawn, marked "partial (status: X)".
 """
 
 import os
@@ -26,7 +27,8 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tokdyn_h5 import cli_main, open_h5, read_datasets, require_attributes, study_group, to_scalar, to_str  # noqa: E402
+from tokdyn_h5 import (ALLOW_PARTIAL, cli_main, mark_partial, open_run, read_datasets,  # noqa: E402
+                       require_attributes, study_group, to_scalar, to_str)
 
 import matplotlib
 
@@ -45,11 +47,12 @@ class ResultError(Exception):
     """A file that cannot be read or is not a power run."""
 
 
-def read_result(path):
+def read_result(path, allow_partial=False):
     """Return a dict of the /power (and /steer, when present) datasets and attributes of a power run."""
-    with open_h5(path, ResultError) as h5:
+    h5, status = open_run(path, ResultError, allow_partial, "power")
+    with h5:
         g = study_group(h5, path, "power", "power", ResultError)
-        out = {"path": path, "status": to_str(h5.attrs.get("status", ""))}
+        out = {"path": path, "status": status}
         out.update(read_datasets(g, path, POWER, ResultError, np.float64))
         require_attributes(g, path, POWER_ATTRIBUTES, ResultError)
         for name in POWER_ATTRIBUTES:
@@ -153,13 +156,13 @@ def plot(r, out, plane="last", tokens=32):
     fig.suptitle(f"{os.path.basename(r['path'])}: {r['attention']} attention"
                  f"{' + residual' if r['residual'] else ''}, N = {int(r['N'])}, d = {int(r['d'])}")
     fig.tight_layout()
-    fig.savefig(out, dpi=110)
+    fig.savefig(out, dpi=110, metadata=mark_partial(fig, r["status"]))
     plt.close(fig)
 
 
-def summarize(result, output, plane, tokens):
+def summarize(result, output, plane, tokens, allow_partial=False):
     """Read the result, print its summary, write the figure; return [the path written]."""
-    r = read_result(result)
+    r = read_result(result, allow_partial)
     out = output or default_output(result)
     print(f"final state: {r['state']}; gamma {r['gamma_mean'][-1]:.6f} (baseline {r['baseline']:.4f}); "
           f"mean rho {r['rho_mean']:.4f}")
@@ -178,12 +181,13 @@ ARGUMENTS = ((("result",), {}),
              (("-o", "--output"), {"help": "PNG to write (default: RUNFILE with .h5 -> .png)"}),
              (("--plane",), {"choices": ("first", "last"), "default": "last",
                              "help": "draw the trajectories in the plane of v_1, v_2 of this layer"}),
-             (("--tokens",), {"type": int, "default": 32, "help": "tokens to draw (default 32)"}))
+             (("--tokens",), {"type": int, "default": 32, "help": "tokens to draw (default 32)"}),
+             ALLOW_PARTIAL)
 
 
 def main(argv=None):
     return cli_main(PROG, __doc__, ResultError, ARGUMENTS,
-                    lambda a: summarize(a.result, a.output, a.plane, a.tokens), argv)
+                    lambda a: summarize(a.result, a.output, a.plane, a.tokens, a.allow_partial), argv)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 """Plot a `tokdyn spectrum` run file: the leading eigenvalues of the layer matrices F_t = O_t V_t.
 
 Usage:
-    spectrum.py RUNFILE [-o OUT.png] [--json SUMMARY.json] [--csv SUMMARY.csv]
+    spectrum.py RUNFILE [-o OUT.png] [--json SUMMARY.json] [--csv SUMMARY.csv] [--allow-partial]
 
 Input: /spectrum of a spectrum run: layer [n], eigenvalues_re/eigenvalues_im [n, nev] (NaN beyond
 the converged pairs), converged [n], gap [n], complex_leading [n], residual [n, nev], and the
@@ -16,10 +16,12 @@ Panels:
 A summary (layers, solver, gap and |lambda_1| ranges, fewest converged, largest residual) is printed
 on stdout, then the paths written (default PNG: RUNFILE with .h5 -> .png).
 --json: layer-by-layer summary (layer, converged, abs_lambda1, arg_lambda1, gap, complex_leading,
-max_residual; NaN written as null) and the run's attributes; --csv: the same per layer, one row each.
+max_residual; NaN written as null), the run's status and attributes; --csv: the same per layer, one row
+each, with the run's status in a column.
 
-Errors (missing file, not HDF5, not a spectrum run, missing dataset) end with a one-line message
-"spectrum.py: error: ..." on stderr and exit status 2.
+Errors (missing file, not HDF5, not a spectrum run, missing dataset, a run whose status is not complete
+without --allow-partial) end with a one-line message "spectrum.py: error: ..." on stderr and exit status 2.
+With --allow-partial an unfinished or failed run is drawn, marked "partial (status: X)" (in the JSON too).
 """
 
 import csv
@@ -30,7 +32,8 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tokdyn_h5 import cli_main, open_h5, read_datasets, require_attributes, study_group, to_scalar, to_str  # noqa: E402
+from tokdyn_h5 import (ALLOW_PARTIAL, cli_main, mark_partial, open_run, partial_label, read_datasets,  # noqa: E402
+                       require_attributes, study_group, to_scalar, to_str)
 
 import matplotlib
 
@@ -47,11 +50,12 @@ class ResultError(Exception):
     """A file that cannot be read or is not a spectrum run."""
 
 
-def read_run(path):
+def read_run(path, allow_partial=False):
     """Return a dict of the /spectrum datasets (numpy arrays) and attributes of a spectrum run."""
-    with open_h5(path, ResultError) as h5:
+    h5, status = open_run(path, ResultError, allow_partial, "spectrum")
+    with h5:
         g = study_group(h5, path, "spectrum", "spectrum", ResultError)
-        out = {"path": path, "status": to_str(h5.attrs.get("status", ""))}
+        out = {"path": path, "status": status}
         out.update(read_datasets(g, path, DATASETS, ResultError))
         require_attributes(g, path, ATTRIBUTES, ResultError)
         out["attrs"] = {k: (to_str(v) if isinstance(v, (str, bytes)) else to_scalar(v)) for k, v in g.attrs.items()}
@@ -139,31 +143,31 @@ def plot(r, rows, out):
     cx.set_ylabel("converged pairs")
     cx.set_title(f"{a['solver']} ({a.get('eps_type', a['solver'])}, {a['operator']})", fontsize=10)
     cx.legend(fontsize=8, loc="lower right")
-    fig.suptitle(os.path.basename(r["path"]) + (f"  [status {r['status']}]" if r["status"] != "complete" else ""))
+    fig.suptitle(os.path.basename(r["path"]) + (f"  [{partial_label(r['status'])}]" if partial_label(r["status"]) else ""))
     fig.tight_layout()
-    fig.savefig(out, dpi=110)
+    fig.savefig(out, dpi=110, metadata=mark_partial(fig, r["status"]))
     plt.close(fig)
 
 
 def write_json(path, r, rows):
     attrs = {k: (v.item() if hasattr(v, "item") else v) for k, v in r["attrs"].items()}
-    data = {"file": r["path"], "status": r["status"], "attributes": attrs,
+    data = {"file": r["path"], "status": r["status"], "partial": r["status"] != "complete", "attributes": attrs,
             "layers": [{k: finite_or_none(v) for k, v in row.items()} for row in rows]}
     with open(path, "w") as f:
         json.dump(data, f, indent=2, allow_nan=False)
 
 
-def write_csv(path, rows):
+def write_csv(path, rows, status):
     with open(path, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0].keys()) if rows else ["layer"])
+        writer = csv.DictWriter(f, fieldnames=(list(rows[0].keys()) if rows else ["layer"]) + ["status"])
         writer.writeheader()
         for row in rows:
-            writer.writerow(row)
+            writer.writerow({**row, "status": status})
 
 
 def summarize(args):
     """Read the run, print its summary, write the figure (and summaries); return the paths written."""
-    r = read_run(args.runfile)
+    r = read_run(args.runfile, args.allow_partial)
     rows = layer_summary(r)
     if not rows:
         raise ResultError(f"{args.runfile}: /spectrum holds no layer")
@@ -188,7 +192,7 @@ def summarize(args):
         write_json(args.json, r, rows)
         written.append(args.json)
     if args.csv:
-        write_csv(args.csv, rows)
+        write_csv(args.csv, rows, r["status"])
         written.append(args.csv)
     return written
 
@@ -196,7 +200,8 @@ def summarize(args):
 ARGUMENTS = ((("runfile",), {}),
              (("-o", "--output"), {"help": "PNG to write (default: RUNFILE with .h5 -> .png)"}),
              (("--json",), {"help": "write a per-layer summary as JSON"}),
-             (("--csv",), {"help": "write a per-layer summary as CSV"}))
+             (("--csv",), {"help": "write a per-layer summary as CSV"}),
+             ALLOW_PARTIAL)
 
 
 def main(argv=None):

@@ -2,7 +2,7 @@
 """Plot a `tokdyn synchronize` result file: synchronization by noise (spec section 5, Thm 1.4).
 
 Usage:
-    synchronization.py RESULT.h5 [-o OUT.png]
+    synchronization.py RESULT.h5 [-o OUT.png] [--allow-partial]
 
 Panels:
     (a) E[E_beta(t)] over replicas with its 95% band (mean +- 1.96 s.e., its lower edge clipped at
@@ -13,8 +13,9 @@ Panels:
 A summary (constants, fitted rate with its interval, mean cluster fractions) is printed on stdout,
 then the path written (default: RESULT with .h5 -> .png).
 
-Errors (missing file, not HDF5, not a synchronize result, missing dataset) end with a one-line
-message "synchronization.py: error: ..." on stderr and exit status 2.
+Errors (missing file, not HDF5, not a synchronize result, missing dataset, a result whose status is not
+complete without --allow-partial) end with a one-line message "synchronization.py: error: ..." on stderr
+and exit status 2. With --allow-partial an unfinished or failed run is drawn, marked "partial (status: X)".
 """
 
 import os
@@ -23,7 +24,8 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tokdyn_h5 import cli_main, open_h5, read_datasets, require_attributes, study_group, to_scalar, to_str  # noqa: E402
+from tokdyn_h5 import (ALLOW_PARTIAL, cli_main, mark_partial, open_run, read_datasets,  # noqa: E402
+                       require_attributes, study_group, to_scalar, to_str)
 
 import matplotlib
 
@@ -41,11 +43,12 @@ class ResultError(Exception):
     """A file that cannot be read or is not a synchronize result."""
 
 
-def read_result(path):
+def read_result(path, allow_partial=False):
     """Return a dict of the /synchronization datasets and attributes of a synchronize result."""
-    with open_h5(path, ResultError) as h5:
+    h5, status = open_run(path, ResultError, allow_partial, "synchronize")
+    with h5:
         g = study_group(h5, path, "synchronize", "synchronization", ResultError)
-        out = {"path": path, "status": to_str(h5.attrs.get("status", "")), "notes": to_str(g.attrs.get("notes", ""))}
+        out = {"path": path, "status": status, "notes": to_str(g.attrs.get("notes", ""))}
         out.update(read_datasets(g, path, DATASETS, ResultError, np.float64))
         require_attributes(g, path, ATTRIBUTES, ResultError)
         for name in ATTRIBUTES:
@@ -101,13 +104,13 @@ def plot(r, out):
         fig.text(0.01, 0.005, "note: " + r["notes"].replace("\n", "; "), fontsize=7)
     fig.suptitle(os.path.basename(r["path"]))
     fig.tight_layout(rect=(0, 0.03, 1, 1))
-    fig.savefig(out, dpi=120)
+    fig.savefig(out, dpi=120, metadata=mark_partial(fig, r["status"]))
     plt.close(fig)
 
 
-def summarize(result, output):
+def summarize(result, output, allow_partial=False):
     """Read the result, print its summary, write the figure; return [the path written]."""
-    r = read_result(result)
+    r = read_result(result, allow_partial)
     out = output or default_output(result)
     rate, low, high = r["decay_rate"]
     print(f"lambdabar = {r['lambdabar']:.4f}, lambdabar' = {r['lambdabar_prime']:.4f}; "
@@ -119,11 +122,12 @@ def summarize(result, output):
 
 
 ARGUMENTS = ((("result",), {}),
-             (("-o", "--output"), {"help": "PNG to write (default: RESULT with .h5 -> .png)"}))
+             (("-o", "--output"), {"help": "PNG to write (default: RESULT with .h5 -> .png)"}),
+             ALLOW_PARTIAL)
 
 
 def main(argv=None):
-    return cli_main(PROG, __doc__, ResultError, ARGUMENTS, lambda a: summarize(a.result, a.output), argv)
+    return cli_main(PROG, __doc__, ResultError, ARGUMENTS, lambda a: summarize(a.result, a.output, a.allow_partial), argv)
 
 
 if __name__ == "__main__":

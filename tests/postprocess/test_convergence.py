@@ -354,7 +354,8 @@ def test_json_csv_png_contents(tmp_path):
         rows = list(csv.DictReader(f))
     assert len(rows) == len(LEVELS)
     assert list(rows[0].keys()) == ["level", "n"] + [
-        f"{m}_{s}" for m in METRICS for s in ("mean", "se")]
+        f"{m}_{s}" for m in METRICS for s in ("mean", "se")] + ["status"]
+    assert {row["status"] for row in rows} == {"complete"}
     for j, row in enumerate(rows):
         assert int(row["level"]) == LEVELS[j]
         assert int(row["n"]) == 7
@@ -545,7 +546,7 @@ def test_tokens_outputs(tmp_path):
     with open(tmp_path / "out.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     assert list(rows[0].keys()) == ["level", "n"] + [
-        f"{m}_{s}" for m in TOKEN_METRICS for s in ("mean", "se")]
+        f"{m}_{s}" for m in TOKEN_METRICS for s in ("mean", "se")] + ["status"]
     assert [int(r["level"]) for r in rows] == list(TOKEN_LEVELS)
     assert float(rows[2]["w2_sup_mean"]) == pytest.approx(values["w2_sup"][:, 2].mean(),
                                                           rel=1e-12)

@@ -164,10 +164,16 @@ def test_single_snapshot_and_diagnostic(tmp_path):
 
 
 @pytest.mark.parametrize("status", ["failed", "running", "checkpointed"])
-def test_incomplete_run_is_plotted(tmp_path, status):
-    """A file whose status is not 'complete' is still plotted."""
+def test_incomplete_run_is_refused_unless_allowed(tmp_path, status):
+    """A file whose status is not 'complete' is refused (one line, exit 2), and plotted with --allow-partial."""
     runfile = write_run(tmp_path / "run.h5", status=status, layers=6)
     result = run_script(runfile)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"plot_run.py: error: {runfile}: status is '{status}', not complete (an unfinished or failed run); "
+        f"--allow-partial plots it anyway"]
+    assert not (tmp_path / "run.png").exists()
+    result = run_script(runfile, "--allow-partial")
     assert result.returncode == 0, result.stderr
     check_png(tmp_path / "run.png")
 

@@ -69,6 +69,7 @@ def test_errors(tmp_path, run_script):
     partial = tmp_path / "partial.h5"
     with h5py.File(partial, "w") as h5:
         h5.attrs["command"] = "power"
+        h5.attrs["status"] = "complete"  # a complete run missing a dataset (test_partial.py: other statuses)
         h5.create_group("power")["layer"] = np.arange(3)
     for path, message in ((tmp_path / "none.h5", "no such file"), (wrong, "not 'power'"),
                           (partial, "missing dataset /power/gamma_mean")):

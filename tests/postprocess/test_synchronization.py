@@ -50,6 +50,7 @@ def test_errors(tmp_path, run_script):
     partial = tmp_path / "partial.h5"
     with h5py.File(partial, "w") as h5:
         h5.attrs["command"] = "synchronize"
+        h5.attrs["status"] = "complete"  # a complete run missing a dataset (test_partial.py: other statuses)
         h5.create_group("synchronization")["time"] = np.arange(3.0)
     for path, message in ((tmp_path / "none.h5", "no such file"), (wrong, "not 'synchronize'"),
                           (partial, "missing dataset /synchronization/mean_energy")):
