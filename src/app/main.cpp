@@ -74,7 +74,10 @@ int main(int argc, char** argv) {
   int petsc_argc = static_cast<int>(petsc_argv.size()) - 1;
   char** petsc_args = petsc_argv.data();
   PetscCall(SlepcInitialize(&petsc_argc, &petsc_args, nullptr, nullptr));
-  tokdyn::install_signal_handlers();  // PETSc installed its own for SIGTERM and SIGUSR1
+  // PETSc installed its own handlers (SIGTERM, SIGUSR1 among them) and would put back the default ones in
+  // SlepcFinalize, where a second SIGTERM would then kill the process: tokdyn's are the only ones.
+  PetscCall(PetscPopSignalHandler());
+  tokdyn::install_signal_handlers();
   tokdyn::init_error_exit(
       PETSC_COMM_WORLD, [] { return static_cast<int>(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_FILE)); },
       [] { SlepcFinalize(); });

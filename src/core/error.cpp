@@ -32,7 +32,7 @@ void require_all(MPI_Comm comm, bool ok, const std::string& message) {
   TOKDYN_MPI_CHECK(MPI_Bcast(&length, 1, MPI_INT, first, comm));
   text.resize(length);
   TOKDYN_MPI_CHECK(MPI_Bcast(text.data(), length, MPI_CHAR, first, comm));
-  throw InputError(text);
+  throw InputError(text, true);
 }
 
 }  // namespace tokdyn

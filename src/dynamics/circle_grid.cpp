@@ -248,10 +248,12 @@ void CircleGridSolver::step(std::int64_t layer) {
   // The noise is stationary, so the previous layer's refinement (or one less) is the place to start looking.
   int r = std::max(refinement_ - 1, 0);
   for (;; ++r) {
+    // r follows from all-reduced speeds: every rank throws here at once.
     if (r > params_.max_refinement)
       throw InputError("meanfield: a layer needs more than 2^" + std::to_string(params_.max_refinement) +
-                       " sub-steps to keep the Courant number below meanfield.cfl; increase model.L or "
-                       "meanfield.max_refinement, or use fewer cells");
+                           " sub-steps to keep the Courant number below meanfield.cfl; increase model.L or "
+                           "meanfield.max_refinement, or use fewer cells",
+                       true);
     const double h = layer_h / static_cast<double>(std::int64_t{1} << r);
     const double w_max = field_ ? noise_max(r, layer) : 0.0;
     if ((u_max * h + w_max) / width_ <= params_.cfl) break;

@@ -340,12 +340,23 @@ int Run::execute(RunState& state, RunInfo info) {
                   "; continue with --resume");
       return 0;
     }
-    step = state.advance(step);
-    inject_fault(comm_.rank(), step, unit_);
-    observation = state.observe(step, *file);
+    try {
+      step = state.advance(step);
+      inject_fault(comm_.rank(), step, unit_);
+      observation = state.observe(step, *file);
+    } catch (const InputError& e) {
+      // An error every rank raised at once (an input the step could not use): the partial file says so.
+      if (e.agreed()) fail(state, *file, e.what());
+      throw;
+    }
     progress.update(step);
   }
-  state.finish(*file);
+  try {
+    state.finish(*file);
+  } catch (const InputError& e) {
+    if (e.agreed()) fail(state, *file, e.what());
+    throw;
+  }
   state.release(*file);
   file->set_status("complete");
   file->close();
@@ -406,9 +417,10 @@ void Run::fail(RunState& state, RunFile& file, const std::string& message) {
   state.release(file);
   file.set_attribute("error", message);
   file.set_status("failed");
+  file.flush();  // before close: an unwinding may have left datasets open, and then the close fails
   file.close();
   lock_.release();
-  throw InputError(message);
+  throw InputError(message, true);
 }
 
 void Run::finish_files() {

@@ -97,6 +97,8 @@ expect_error 2 "meanfield.solver = grid needs model.d = 2" "${mf[@]}" --model.d=
 expect_error 2 "deck key 'meanfield.cells' = '5': out of range" "${mf[@]}" --meanfield.cells=5
 expect_error 2 "needs attention.query to be a multiple of the identity" "${mf[@]}" --attention.query=gaussian
 expect_error 2 "more than 2\^2 sub-steps" "${mf[@]}" --meanfield.max_refinement=2
+# An input error every rank meets in the middle of a run: the partial file says failed, and why.
+[ "$(status_of mf.h5.part)" = failed ] || fail "mf.h5.part should say failed after the sub-step error"
 expect_error 2 "deck key 'meanfield.cfl' = '0.7'" "${mf[@]}" --meanfield.cfl=0.7
 expect_error 2 "attention style fourier works on the circle" "${mf[@]}" --meanfield.solver=quadrature \
   --attention.style=fourier --model.d=3

@@ -13,7 +13,12 @@ namespace tokdyn {
 // throws it, the run stops cleanly with exit code 2 and a one-line message.
 class InputError : public std::runtime_error {
  public:
-  explicit InputError(const std::string& what) : std::runtime_error(what) {}
+  explicit InputError(const std::string& what, bool agreed = false) : std::runtime_error(what), agreed_(agreed) {}
+  // True when every rank throws it at the same point (require_all): a collective clean-up is then safe.
+  bool agreed() const { return agreed_; }
+
+ private:
+  bool agreed_;
 };
 
 // A failed library call (MPI, HDF5, PETSc): a bug or a broken machine, not the user's fault.
