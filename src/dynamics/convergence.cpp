@@ -110,11 +110,17 @@ void DepthReplicas::compute(std::int64_t ri, double* row) {
   }
 }
 
-ConvergenceResult run_depth_study(MPI_Comm comm, const ConvergenceSetup& setup, const DepthStudy& study) {
+// Every replica of a study at once, no run file.
+template <class Replicas, class Study>
+ConvergenceResult every_replica(MPI_Comm comm, const ConvergenceSetup& setup, const Study& study) {
   const Comm c(comm);
-  DepthReplicas r(c, setup, study);
+  Replicas r(c, setup, study);
   run_replicas(r);
   return r.result();
+}
+
+ConvergenceResult run_depth_study(MPI_Comm comm, const ConvergenceSetup& setup, const DepthStudy& study) {
+  return every_replica<DepthReplicas>(comm, setup, study);
 }
 
 WidthReplicas::WidthReplicas(const Comm& comm, const ConvergenceSetup& s, const WidthStudy& study)
@@ -188,10 +194,7 @@ void WidthReplicas::compute(std::int64_t ri, double* row) {
 }
 
 ConvergenceResult run_width_study(MPI_Comm comm, const ConvergenceSetup& setup, const WidthStudy& study) {
-  const Comm c(comm);
-  WidthReplicas r(c, setup, study);
-  run_replicas(r);
-  return r.result();
+  return every_replica<WidthReplicas>(comm, setup, study);
 }
 
 }  // namespace tokdyn
