@@ -11,8 +11,8 @@ std::string run_options_help(const Command& c) {
     s += "  --resume          continue the run's checkpoint if it has one; else start it (a finished run with this deck:\n"
          "                    nothing to do; with another deck: refused, naming the first differing key)\n"
          "  --restart FILE    continue the run of checkpoint FILE (its deck, unless a deck is given: it must agree)\n"
-         "  --status          what the run's files are (absent, running, checkpointed, interrupted, failed, complete)\n"
-         "                    and what --resume would do\n";
+         "  --status          what the run's files are (absent, running, checkpointed, damaged, interrupted, failed,\n"
+         "                    complete) and what --resume would do\n";
   s += "  --force           replace an existing output" +
        std::string(c.outputs == Outputs::run ? ", checkpoint or partial file (never a running run's)" : "") + "\n";
   return s;

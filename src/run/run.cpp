@@ -237,8 +237,13 @@ std::string Run::status_line(const DeckSchema& schema, const Deck& given, const 
   };
   const bool output_exists = exists_on_root(comm_, paths_.output);
   if (exists_on_root(comm_, paths_.checkpoint)) {
-    const CheckpointReader in(paths_.checkpoint, comm_.get());
-    const CheckpointIdentity& id = in.identity();
+    std::unique_ptr<CheckpointReader> reader;
+    try {  // every rank reads the same file and fails alike
+      reader = std::make_unique<CheckpointReader>(paths_.checkpoint, comm_.get());
+    } catch (const InputError& e) {
+      return "damaged: " + std::string(e.what()) + "; --resume refuses it; --force starts the run again";
+    }
+    const CheckpointIdentity& id = reader->identity();
     if (output_exists && read_facts(comm_, paths_.output).run_id == id.run_id)
       return "complete: '" + paths_.output + "' (and a leftover checkpoint of it); --resume has nothing to do";
     std::string s = "checkpointed: " + id.unit + " " + std::to_string(id.step) + "/" + std::to_string(id.steps) + " in '" +
