@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Submits the whole grid of spec section 6: one array job (15 tasks) per grid deck in input/.
+# Submits the whole grid of doc/science.md section 6.5: one array job (15 tasks) per grid deck in input/.
 #   jobscripts/grid-sweep.sh OUTDIR [sbatch options...]
 set -euo pipefail
 outdir=${1:?usage: jobscripts/grid-sweep.sh OUTDIR [sbatch options...]}

@@ -11,7 +11,7 @@ pairs in /converge: datasets levels [J], replicas [R] and one [R, J] dataset
 per metric of its study (attribute /converge/study):
     depth   levels L = L0 2^j;  metrics mse_grid, mse_sup, mse_final;
     width   levels m = m0 2^j;  metrics mse_grid, mse_sup, mse_final;
-    tokens  levels N = N0 2^j (propagation of chaos, spec section 5, Prop 1.2);
+    tokens  levels N = N0 2^j (propagation of chaos, doc/science.md section 6.2, Prop 1.2);
             metrics w2_sup, w2_final, mmd2_sup, energy_error_sup,
             mean_error_sup, distances between the N-token empirical measure
             and the mean-field solution; /converge attributes distance

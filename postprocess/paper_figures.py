@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The paper's figures (spec section 6) from a directory of tokdyn transformer run files.
+"""The paper's figures (doc/science.md section 6.5) from a directory of tokdyn transformer run files.
 
 Usage:
     paper_figures.py RUNDIR [-o OUTDIR] [--allow-partial]

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Plot a `tokdyn power` run file: tokens through power-method layers (spec power-method.md).
+"""Plot a `tokdyn power` run file: tokens through power-method layers (doc/science.md section 7).
 
 Usage:
     power.py RUNFILE [-o OUT.png] [--plane first|last] [--tokens K] [--allow-partial]

@@ -10,8 +10,8 @@ attributes solver, operator, which, nev, d, residual (1: the eigenvalues are tho
 
 Panels:
     (a) the eigenvalues in the complex plane, coloured by layer, with the unit circle;
-    (b) the spectral gap g_t (spec section 4: 1 - |l2|/|l1|, or 1 - |l3|/|l1| for a complex leading
-        pair) and |lambda_1| per layer, complex leading pairs marked;
+    (b) the spectral gap g_t (doc/science.md section 7.4: 1 - |l2|/|l1|, or 1 - |l3|/|l1| for a complex
+        leading pair) and |lambda_1| per layer, complex leading pairs marked;
     (c) converged pairs per layer against nev (the solver never claims more than it converged).
 A summary (layers, solver, gap and |lambda_1| ranges, fewest converged, largest residual) is printed
 on stdout, then the paths written (default PNG: RUNFILE with .h5 -> .png).

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Plot a `tokdyn synchronize` result file: synchronization by noise (spec section 5, Thm 1.4).
+"""Plot a `tokdyn synchronize` result file: synchronization by noise (doc/science.md section 6.4, Thm 1.4).
 
 Usage:
     synchronization.py RESULT.h5 [-o OUT.png] [--allow-partial]

@@ -1,4 +1,4 @@
-// tokdyn converge: the coupled depth (L) and width (m) convergence studies of spec section 5, over
+// tokdyn converge: the coupled depth (L) and width (m) convergence studies of doc/science.md section 6.1, over
 // replicas, with errors per level and a fitted log-log slope (bootstrap CI over replicas).
 #include <cmath>
 #include <cstdio>

@@ -1,4 +1,4 @@
-// tokdyn converge, study tokens: propagation of chaos (spec section 5, Prop 1.2). Per level N = N0 2^j and
+// tokdyn converge, study tokens: propagation of chaos (doc/science.md section 6.2, Prop 1.2). Per level N = N0 2^j and
 // replica: W2^2, MMD^2 and the errors of E_beta and of the mean token between mu^N_t and the mean-field
 // solution under one common noise; per level the mean of sup_t W2^2 and the fitted slope against log N,
 // next to the bound r_d(N) and the rate for uniform measures.

@@ -1,4 +1,4 @@
-// tokdyn lyapunov: kernel constants and Lyapunov exponents of the MLP noise (spec section 5), predicted
+// tokdyn lyapunov: kernel constants and Lyapunov exponents of the MLP noise (doc/science.md section 6.3), predicted
 // from kappa and measured on pairs of nearby tokens with attention off.
 #include <cmath>
 #include <cstdio>

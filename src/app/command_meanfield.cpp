@@ -1,4 +1,4 @@
-// tokdyn meanfield: the mean-field SPDE of spec section 4 (conditional on the common noise) by a solver
+// tokdyn meanfield: the mean-field SPDE of doc/science.md section 4 (conditional on the common noise) by a solver
 // chosen by name, as a run of L layers.
 #include <cstdio>
 

@@ -1,4 +1,4 @@
-// tokdyn power: tokens through the simplified layers of spec power-method section 2 (one power-method step
+// tokdyn power: tokens through the simplified layers of doc/science.md section 7.2 (one power-method step
 // each), their alignment with every layer's leading eigenvector, the final state, and a steering sweep.
 // A run of L layers: the checkpoint holds the tokens, the per-layer series so far and the final-state
 // detector; the leading directions of the first and last layers are recomputed on a restart.
@@ -161,8 +161,8 @@ DeckSchema power_schema() {
   s.add_real("steer.strength", 20.0, "c: alpha = c |lambda_1(F_L)| (when steer.strengths is empty)", 0.0);
   s.add_text("steer.strengths", "", "comma list of c values for a sweep (replaces steer.strength)");
   s.add_choice("steer.layers", "last", {"last", "all"},
-               "layers whose output matrix is steered: the last (the spec's construction), or every layer (what "
-               "changing the one O of a shared-weight model does)");
+               "layers whose output matrix is steered: the last (the construction of doc/science.md section 7.4), "
+               "or every layer (what changing the one O of a shared-weight model does)");
   return s;
 }
 

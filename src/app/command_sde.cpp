@@ -1,4 +1,4 @@
-// tokdyn sde: the limit SDE of spec section 3 (Ito Euler-Maruyama, Stratonovich Heun, LN-projected)
+// tokdyn sde: the limit SDE of doc/science.md section 3 (Ito Euler-Maruyama, Stratonovich Heun, LN-projected)
 // with a Gaussian field of kernel kappa, as a run of L steps.
 #include <cstdio>
 

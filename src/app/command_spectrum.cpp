@@ -1,5 +1,5 @@
-// tokdyn spectrum: the leading eigenpairs of each layer matrix F_t = O_t V_t (spec power-method sections 1
-// and 4): eigenvalues, residuals, converged count, spectral gap, real plane of a complex pair, eigenvectors.
+// tokdyn spectrum: the leading eigenpairs of each layer matrix F_t = O_t V_t (doc/science.md sections
+// 7.1 and 7.4): eigenvalues, residuals, converged count, spectral gap, real plane of a complex pair, eigenvectors.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -135,7 +135,8 @@ DeckSchema spectrum_schema() {
                "what Krylov-Schur multiplies by: the shell x -> O (V x) (no F: 2 d D / P doubles per rank, "
                "4 d D flops per product) or the dense MPI matrix F (2 d^2 D flops to build, then 2 d^2 per "
                "product: worth it only for more than about d products); lapack always forms F");
-  s.add_bool("spectrum.residual", false, "solve I + F (the residual layer, spec r = 1): eigenvalues 1 + lambda");
+  s.add_bool("spectrum.residual", false,
+             "solve I + F (the residual layer, r = 1 in doc/science.md section 7.2): eigenvalues 1 + lambda");
   s.add_bool("spectrum.left", false, "left eigenvectors too (Krylov-Schur: a second solve on F^T; lapack: dgeev's)");
   s.add_text("spectrum.layers", "all", "layers to solve: all, or 0-based indices separated by commas "
              "(shared weights: one solve)");

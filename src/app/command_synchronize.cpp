@@ -1,4 +1,4 @@
-// tokdyn synchronize: synchronization by noise (spec section 5, Thm 1.4) over replicas of the discrete
+// tokdyn synchronize: synchronization by noise (doc/science.md section 6.4, Thm 1.4) over replicas of the discrete
 // transformer: E[E_beta(t)] against the bound exp(lambdabar' t) E[E_beta(0)], a fitted decay rate, and
 // the last layer's clusters (one, or two antipodal ones for odd fields).
 #include <cmath>

@@ -1,4 +1,4 @@
-// tokdyn transformer: the discrete model of spec section 1 as a run of L layers.
+// tokdyn transformer: the discrete model of doc/science.md section 1 as a run of L layers.
 #include <cstdio>
 
 #include "commands.hpp"

@@ -1,5 +1,6 @@
 // WeightSource over a HuggingFace safetensors file: the per-model table of tensor names and
-// orientations (see model_weights.hpp), the checks of names and shapes, and row reads in spec orientation.
+// orientations (see model_weights.hpp), the checks of names and shapes, and row reads in tokdyn's orientation
+// (doc/science.md section 7.5).
 #include "tokdyn/spectral/model_weights.hpp"
 
 #include <cmath>
@@ -11,7 +12,7 @@
 namespace tokdyn {
 namespace {
 
-// Where one spec-orientation matrix M [R, C] lives (Q, K, V: [D, d]; O: [d, D]). The tensor's name has
+// Where one matrix M [R, C] in tokdyn's orientation lives (Q, K, V: [D, d]; O: [d, D]). The tensor's name has
 // "{l}" for the layer. stored_in_out: the tensor is [C, blocks R] ([in, out], M = slice^T) and M is its
 // columns [block R, (block+1) R); otherwise it is [blocks R, C] ([out, in]) and M its rows likewise.
 struct MatrixPlace {
@@ -102,7 +103,7 @@ class ModelWeights final : public WeightSource {
   std::string name(const char* pattern, std::int64_t stored_layer) const {
     return prefix_ + layer_name(pattern, stored_layer);
   }
-  // [R, C] of a matrix in spec orientation: Q, K, V [D, d], O [d, D]; D = d in all four models.
+  // [R, C] of a matrix in tokdyn's orientation: Q, K, V [D, d], O [d, D]; D = d in all four models.
   std::pair<std::int64_t, std::int64_t> spec_shape(const MatrixPlace&) const { return {d_, d_}; }
   std::vector<std::int64_t> stored_shape(const MatrixPlace& m) const {
     const auto [r, c] = spec_shape(m);
@@ -112,7 +113,7 @@ class ModelWeights final : public WeightSource {
   // InputError naming the tensor when values [rows, cols], its rows row0.. and columns col0.., hold NaN or Inf.
   void require_finite(const std::string& tensor, const std::vector<double>& values, std::int64_t cols,
                       std::int64_t row0, std::int64_t col0) const;
-  // Rows [begin, end) of matrix m of layer t in spec orientation: [end - begin, C].
+  // Rows [begin, end) of matrix m of layer t in tokdyn's orientation: [end - begin, C].
   std::vector<double> rows(const MatrixPlace& m, std::int64_t t, std::int64_t begin, std::int64_t end) const;
 
   const ModelLayout& layout_;

@@ -1,4 +1,4 @@
-# tokdyn power: the claims of spec power-method section 3 checked from the run files of the four power decks,
+# tokdyn power: the claims of doc/science.md section 7.3 checked from the run files of the four power decks,
 # results equal at 1 and 3 ranks, and bad input (one error line, exit code 2 on every rank, no complete file).
 source "$(dirname "$0")/common.sh"
 check() { "$PYTHON" - "$@"; }

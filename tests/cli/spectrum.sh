@@ -1,4 +1,4 @@
-# tokdyn spectrum on synthetic layers (spec power-method sections 1 and 4):
+# tokdyn spectrum on synthetic layers (doc/science.md sections 7.1 and 7.4):
 #  ranks:    input/spectrum.ini (complex leading pair, 4 layer-varying layers) twice at 2 ranks gives the same
 #            bits; at 1, 2, 3 ranks the same
 #            eigenvalues, gap, vectors, left vectors and plane to 1e-10 (Krylov-Schur at tol 1e-12; the wanted
@@ -115,7 +115,7 @@ PY
 
 # Weights from files. The deck's synthetic layers in tokdyn's HDF5 layout (tokdyn weights) give the same
 # spectra as the synthetic source; a GPT-2-shaped safetensors file gives the eigenvalues numpy finds in
-# F = (W_v P)^T (spec section 5) from the file's own tensors.
+# F = (W_v P)^T (doc/science.md section 7.5) from the file's own tensors.
 synthetic=(--synthetic.kind=complex --synthetic.d=512 --synthetic.heads=8 --synthetic.layers=4 --synthetic.shared=false
            --synthetic.outliers=10 --synthetic.nonnormality=0.1)
 run 2 weights "${synthetic[@]}" --convert.output=w.h5 > log.txt || fail "$(cat log.txt)"

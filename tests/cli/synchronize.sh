@@ -1,4 +1,4 @@
-# tokdyn synchronize (spec section 5, Thm 1.4) on the three synchronization decks at reduced size:
+# tokdyn synchronize (doc/science.md section 6.4, Thm 1.4) on the three synchronization decks at reduced size:
 #  bound: the fitted decay rate of log E[E_beta] (upper end of its 95% CI) is below lambdabar' + 0.05, and
 #         E[E_beta(t)] <= exp(lambdabar' t) E[E_beta(0)] + 3 s.e. at every recorded t; same result at 1, 2 and 3 ranks;
 #  odd:   tanh without biases ends, in every replica, with every pair at |cos| > 0.99 and some at cos < -0.99;

@@ -41,7 +41,8 @@ write("shape.safetensors", gpt2(c_proj_shape=(d, 11)))
 write("int.safetensors", good, dtypes={"h.1.attn.c_attn.weight": "I32"})
 PY
 
-# Conversion at 2 ranks: shape printed, datasets equal to the tensors in the spec's orientation.
+# Conversion at 2 ranks: shape printed, datasets equal to the tensors in tokdyn's orientation
+# (doc/science.md section 7.5).
 run 2 weights --weights.format=gpt2 --weights.file=gpt2.safetensors --weights.heads=3 --convert.output=w.h5 > out.txt
 cat out.txt
 grep -q "d = 12, H = 3, d_h = 4, layers = 2, score scale = 0.5" out.txt || fail "shape line missing"
@@ -62,11 +63,11 @@ with h5py.File("w.h5", "r") as f:
         assert np.array_equal(g["key"][l], c_attn[:, d:2 * d].T)
         assert np.array_equal(g["value"][l], c_attn[:, 2 * d:].T)
         assert np.array_equal(g["output"][l], c_proj.T)
-        # F = O V = (W_v P)^T (spec section 5), float32 products summed in double.
+        # F = O V = (W_v P)^T (doc/science.md section 7.5), float32 products summed in double.
         f_ref = (c_attn[:, 2 * d:].astype(float) @ c_proj.astype(float)).T
         assert np.allclose(g["output"][l] @ g["value"][l], f_ref, rtol=0, atol=1e-14)
     assert np.array_equal(g["embedding"][:], t["wte.weight"])
-print("ok: w.h5 holds the GPT-2 tensors in the spec's orientation")
+print("ok: w.h5 holds the GPT-2 tensors in tokdyn's orientation")
 PY
 
 # An existing output is kept without --force, replaced with it.

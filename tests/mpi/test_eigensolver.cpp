@@ -234,7 +234,7 @@ void check_against_dense(const Comm& comm, const Partition& rows, const Matrix& 
     EXPECT_LT(worst, 1e-9 * std::abs(lambda)) << what << " left " << k;
     if (pair) ++k;
   }
-  // Gap of the listed order (spec section 4) from the reference values.
+  // Gap of the listed order (doc/science.md section 7.4) from the reference values.
   const int next = e.im[rowof[0]] != 0 ? 2 : 1;
   const double g = 1 - std::hypot(e.re[rowof[next]], e.im[rowof[next]]) / std::hypot(e.re[rowof[0]], e.im[rowof[0]]);
   EXPECT_NEAR(r.gap, g, 1e-10) << what;
@@ -470,7 +470,8 @@ TEST(Eigensolver, SyntheticKindsGiveTheirPrescribedEigenvalues) {
           EXPECT_NEAR(r.re[k], want[k].real(), 1e-10 * std::abs(want[k])) << kind << " " << r.method << " " << k;
           EXPECT_NEAR(r.im[k], want[k].imag(), 1e-10 * std::abs(want[k])) << kind << " " << r.method << " " << k;
         }
-        // The spec's gap from the prescribed values: 1 - |l2|/|l1|, or 1 - |l3|/|l1| for the complex pair.
+        // The gap of doc/science.md section 7.4 from the prescribed values: 1 - |l2|/|l1|, or 1 - |l3|/|l1|
+        // for the complex pair.
         const double g = 1 - std::abs(want[kind == "complex" ? 2 : 1]) / std::abs(want[0]);
         EXPECT_NEAR(r.gap, g, 1e-10) << kind << " " << r.method;
         EXPECT_EQ(r.complex_leading, kind == "complex") << kind;

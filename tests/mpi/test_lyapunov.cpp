@@ -1,4 +1,4 @@
-// Lyapunov exponents: the predicted constants against the ReLU closed forms of spec section 5 (Prop 1.5),
+// Lyapunov exponents: the predicted constants against the ReLU closed forms of doc/science.md section 6.3 (Prop 1.5),
 // the limit F(1-) = -lambdabar, and the measured pair exponents for ReLU, d = 5, no bias.
 #include <gtest/gtest.h>
 
@@ -36,8 +36,9 @@ TEST(Lyapunov, RateFunctionTendsToMinusLambdabarAtOne) {
 // "Slow": registered once, at 2 ranks (tests/CMakeLists.txt). dt = 0.04; at dt = 0.08 the Var slope's
 // discretisation bias already shows (0.184, its interval excluding 0.2).
 TEST(SlowLyapunov, MeasuredPairExponentsMatchReluD5) {
-  // Spec example: d = 5, ReLU, no bias: E log|X-Y| slope -0.100, Var log slope 0.200, log E|X-Y|^2 slope 0.200
-  // (the last is dominated by the largest replicas and biased low at any finite R: printed, not asserted).
+  // The example of doc/science.md section 6.3: d = 5, ReLU, no bias: E log|X-Y| slope -0.100, Var log slope
+  // 0.200, log E|X-Y|^2 slope 0.200 (the last is dominated by the largest replicas and biased low at any finite
+  // R: printed, not asserted).
   const Comm comm;
   const MlpKernel k{&activation("relu"), 5, 0.0, 0.0};
   PairSimulation sim;

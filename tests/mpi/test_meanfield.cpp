@@ -1,4 +1,4 @@
-// Mean-field solvers (spec section 4): the grid conserves mass to round-off and keeps the density positive,
+// Mean-field solvers (doc/science.md section 4): the grid conserves mass to round-off and keeps the density positive,
 // does not depend on the decomposition, converges at second order under refinement; grid and quadrature
 // agree without noise (discretisation error) and pathwise with the same noise.
 #include <gtest/gtest.h>

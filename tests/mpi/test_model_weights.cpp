@@ -1,6 +1,6 @@
 // Model weights from safetensors files (GPT-2, BERT, ALBERT, GPT-Neo in every dtype) against the stored
-// tensors: F = O V by spec section 5's formulas, row reads, Q/K orientation, embeddings, the HDF5 layout
-// round trip, and the deck's errors on every rank.
+// tensors: F = O V by the formulas of doc/science.md section 7.5, row reads, Q/K orientation, embeddings, the
+// HDF5 layout round trip, and the deck's errors on every rank.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -76,7 +76,7 @@ double relative_error(const std::vector<double>& a, const std::vector<double>& b
   return e / std::max(max_abs(b), 1e-300);
 }
 
-// F_t by spec section 5 straight from the stored tensors, summed in long double.
+// F_t by doc/science.md section 7.5 straight from the stored tensors, summed in long double.
 std::vector<double> f_from_tensors(const ModelFile& m, std::int64_t stored_layer) {
   const int d = m.d;
   const std::string l = std::to_string(stored_layer);
@@ -169,8 +169,8 @@ void expect_matches(const WeightSource& s, const ModelFile& m, const std::string
     EXPECT_EQ(w.value, ref.value);
     EXPECT_EQ(w.output, ref.output);
     EXPECT_EQ(w.score_scale, s.score_scale());
-    // F = O V through the library's product against the spec formula on the raw tensors. Both sum 12
-    // products of stored values; long double vs BLAS double leaves a few ulps of max |F|.
+    // F = O V through the library's product against the formula of doc/science.md section 7.5 on the raw
+    // tensors. Both sum 12 products of stored values; long double vs BLAS double leaves a few ulps of max |F|.
     EXPECT_LT(relative_error(layer_matrix(w), f_from_tensors(m, stored)), 1e-14) << "layer " << t;
     // Q x, K x by the model's own convention.
     std::vector<double> x(d);

@@ -1,4 +1,4 @@
-// The power-method layer (spec power-method sections 2-4): the distributed layer against a naive serial loop
+// The power-method layer (doc/science.md sections 7.2-7.4): the distributed layer against a naive serial loop
 // for every attention kind, the exact power method of uniform attention, and the four claims on weights
 // whose spectra are known (dominant real lambda_1, complex pair, steering, layer-varying Gaussian weights).
 #include <gtest/gtest.h>

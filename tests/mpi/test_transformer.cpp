@@ -1,4 +1,4 @@
-// The discrete transformer: agreement across rank counts, the equiangular ODE of spec section 7,
+// The discrete transformer: agreement across rank counts, the equiangular ODE of doc/science.md section 6.6,
 // and the monotone decay of E_beta under noiseless attention.
 #include <gtest/gtest.h>
 

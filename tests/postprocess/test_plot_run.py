@@ -32,7 +32,7 @@ def diagnostics(x, beta, edges):
     gram = np.clip(x @ x.T, -1.0, 1.0)
     iu = np.triu_indices(n, k=1)
     pairs = gram[iu]
-    energy = (np.exp(beta) - np.exp(beta * gram)).sum() / (2.0 * n * n)  # E_beta of spec section 5
+    energy = (np.exp(beta) - np.exp(beta * gram)).sum() / (2.0 * n * n)  # E_beta of doc/science.md section 5.1
     order = np.linalg.norm(x.mean(axis=0))
     hist, _ = np.histogram(pairs, bins=edges)
     mean_cos = pairs.mean() if pairs.size else np.nan

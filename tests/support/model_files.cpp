@@ -1,5 +1,6 @@
-// Test model files: random weights in the spec's orientation, rounded to the dtype, then packed into each
-// model's HuggingFace layout by hand (the reference for the adapters' name/orientation table).
+// Test model files: random weights in tokdyn's orientation (doc/science.md section 7.5), rounded to the dtype,
+// then packed into each model's HuggingFace layout by hand (the reference for the adapters' name/orientation
+// table).
 #include "model_files.hpp"
 
 #include <cmath>

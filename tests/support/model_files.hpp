@@ -17,7 +17,7 @@ struct ModelFile {
   std::string model, dtype, prefix;
   int d = 12, heads = 3, vocab = 20, embedding_width = 12;  // embedding_width: E (ALBERT 8) or d
   std::int64_t stored_layers = 2;
-  // What the file stores, in the spec's orientation (Q, K, V [D, d], O [d, D]), exactly.
+  // What the file stores, in tokdyn's orientation (Q, K, V [D, d], O [d, D]), exactly.
   std::vector<LayerWeights> layers;
   // Rows 0..vocab-1 of the model-width embedding [vocab, d] (ALBERT: W e + b summed in long double).
   std::vector<double> embedding;

@@ -1,5 +1,5 @@
 // The per-layer random MLP field has covariance E[G(x) G(y)^T] = kappa(<x,y>) I_d for every width m
-// (spec section 2). Monte Carlo over independent layers; tolerance 5 standard errors of the estimate.
+// (doc/science.md section 2). Monte Carlo over independent layers; tolerance 5 standard errors of the estimate.
 #include <gtest/gtest.h>
 
 #include <cmath>

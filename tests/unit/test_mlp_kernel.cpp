@@ -1,4 +1,5 @@
-// The MLP covariance kernel kappa: quadrature against the ReLU closed form and the spec's reference rows.
+// The MLP covariance kernel kappa: quadrature against the ReLU closed form and the reference rows of
+// doc/science.md section 2.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -26,7 +27,7 @@ TEST(MlpKernel, ReluQuadratureMatchesArcCosineClosedForm) {
             EXPECT_NEAR(k.kappa_prime(u), relu_kappa_prime(d, su, u), 1e-10) << d << " " << su << " " << u;
           }
         }
-  // kappa(1) = 1/(2d) + sigma_U^2/2 + sigma_W^2 and kappa'(1) = 1/(2d) (spec section 2).
+  // kappa(1) = 1/(2d) + sigma_U^2/2 + sigma_W^2 and kappa'(1) = 1/(2d) (doc/science.md section 2).
   EXPECT_NEAR(relu_kappa(5, 0.2, 0.3, 1.0), 0.1 + 0.02 + 0.09, 1e-15);
   EXPECT_NEAR(relu_kappa_prime(5, 0.2, 1.0), 0.1, 1e-15);
 }

@@ -1,4 +1,4 @@
-// Self-attention Attn_X(x) of the tokens (spec section 1), as interchangeable styles chosen by name.
+// Self-attention Attn_X(x) of the tokens (doc/science.md section 1.1), as interchangeable styles chosen by name.
 // Every style sees the same weights: logits beta <Q x, K y>, values V y.
 #pragma once
 
@@ -72,7 +72,7 @@ ScalarAttention scalar_attention(const AttentionWeights& weights, const std::str
 // null when factor is 0.
 std::unique_ptr<Attention> replica_attention(const std::string& style, const AttentionWeights& weights,
                                              std::int64_t n, int tile, double factor);
-// Q = K = V = I: logits beta <x, y>, the case of the spec's closed forms.
+// Q = K = V = I: logits beta <x, y>, the case of the closed forms of doc/science.md sections 6.4 and 6.6.
 AttentionWeights identity_attention_weights(int d, double beta);
 
 }  // namespace tokdyn

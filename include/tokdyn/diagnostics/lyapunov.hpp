@@ -1,4 +1,4 @@
-// Lyapunov exponents of the noise (spec section 5): predictions from the kernel constants, and measured
+// Lyapunov exponents of the noise (doc/science.md section 6.3): predictions from the kernel constants, and measured
 // exponents of pairs of nearby tokens under the random-MLP layers with attention off.
 #pragma once
 

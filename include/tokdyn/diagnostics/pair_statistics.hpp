@@ -1,8 +1,8 @@
-// Observables of the token cloud (spec section 5): interaction energy
+// Observables of the token cloud (doc/science.md sections 5.1, 5.2): interaction energy
 //   E_beta = (1/(2N^2)) sum_ij (e^beta - e^{beta <x_i, x_j>}),
 // order parameter |mean x|, mean and minimum pairwise cosine over i != j, and a histogram of the
 // cosines of the N(N-1)/2 unordered pairs, and the pairs in one cluster (cos > c) or in antipodal
-// clusters (cos < -c) for a cluster cosine c (spec section 5, odd fields). All O(N^2) sums go through the
+// clusters (cos < -c) for a cluster cosine c (doc/science.md section 6.4, odd fields). All O(N^2) sums go through the
 // ring pass. With token masses w_i (set_masses) every pair counts with w_i w_j:
 // E_beta = (1/2) sum_ij w_i w_j (e^beta - e^{beta <x_i,x_j>}).
 #pragma once

@@ -1,4 +1,4 @@
-// Propagation of chaos (spec section 5, Prop 1.2): for each replica (its own common-noise path) the
+// Propagation of chaos (doc/science.md section 6.2, Prop 1.2): for each replica (its own common-noise path) the
 // N-token systems, N = N0 2^j with iid tokens from mu_0, and the mean-field solution of the deck's
 // meanfield.solver are driven by the same noise; their distances are recorded every few layers:
 // W2 (exact on S^1, by assignment or sliced in d >= 3), MMD of e^{beta <x, y>}, and the errors of

@@ -1,4 +1,4 @@
-// Coupled convergence studies of spec section 5 (Thm 1.1), replica by replica:
+// Coupled convergence studies of doc/science.md section 6.1 (Thm 1.1), replica by replica:
 //  depth: transformer layers driven by Gaussian-field increments of one Brownian path (the LN-projected
 //         scheme) at L = L0 2^j against a reference solution of the SDE on the same path at L_ref steps;
 //  width: the exact-in-law coupling on the N tokens, G^m(Y) = Sigma_hat^{1/2} Z + b_W against

@@ -1,4 +1,4 @@
-// Solvers of the mean-field SPDE of spec section 4 (the law of one token given the common noise),
+// Solvers of the mean-field SPDE of doc/science.md section 4 (the law of one token given the common noise),
 // chosen by name: an Eulerian density on a grid of the circle, or Lagrangian weighted points on any sphere.
 // Both see the common noise of the particle SDE (same field modes, same Brownian path for the same seed).
 #pragma once

@@ -1,8 +1,9 @@
-// The limit SDE of spec section 3 with common noise, as schemes chosen by name:
+// The limit SDE of doc/science.md section 3 with common noise, as schemes chosen by name:
 //   Ito:           dX = ( P_X a Attn + (1/4) P_X grad v - (d-1)/2 v X ) dt + sum_k sigma_k(X) P_X dB^k
 //   Stratonovich:  dX = P_X a Attn dt + sum_k sigma_k(X) P_X o dB^k
 // with v(x) = sum_k sigma_k(x)^2 (= kappa(1) for the exact kernel, when the correction is the radial drift
-// -kappa(1)(d-1)/2 X of the spec). The field increments come from one BrownianPath shared by all tokens.
+// -kappa(1)(d-1)/2 X of doc/science.md section 3.1). The field increments come from one BrownianPath
+// shared by all tokens.
 #pragma once
 
 #include <memory>

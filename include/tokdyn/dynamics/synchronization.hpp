@@ -1,4 +1,4 @@
-// Synchronization by noise (spec section 5, Thm 1.4) as a replica study: R independent copies of the
+// Synchronization by noise (doc/science.md section 6.4, Thm 1.4) as a replica study: R independent copies of the
 // discrete transformer (own tokens and MLPs, streams from replica_seed), E_beta of each at every
 // diagnostics layer, and the cluster statistics of the last layer (one cluster, or two antipodal ones
 // for odd fields). Each replica lives on one rank, so results do not depend on the rank count.

@@ -1,4 +1,4 @@
-// The discrete random transformer of spec section 1: for l = 0..L-1,
+// The discrete random transformer of doc/science.md section 1: for l = 0..L-1,
 //   Y_l     = LN( X_l + a (T/L) Attn_{X_l}(X_l) )
 //   X_{l+1} = LN( Y_l + sqrt(T/L) G^m_{l+1}(Y_l) ),   LN(v) = v / |v|.
 #pragma once

@@ -1,4 +1,4 @@
-// Covariance kernel of the random MLP field (spec section 2): E[G(x) G(y)^T] = kappa(<x,y>) I_d with
+// Covariance kernel of the random MLP field (doc/science.md section 2): E[G(x) G(y)^T] = kappa(<x,y>) I_d with
 // kappa(u) = E[sigma(V1) sigma(V2)] + sigma_W^2, Var V = 1/d + sigma_U^2, Cov = u/d + sigma_U^2.
 // Computed by composite Gauss-Legendre quadrature against the Gaussian density (breakpoints at kinks),
 // with the ReLU arc-cosine closed form beside it.

@@ -1,4 +1,4 @@
-// The per-layer random MLP of width m (spec section 1), common to all tokens:
+// The per-layer random MLP of width m (doc/science.md section 1.2), common to all tokens:
 //   G^m_l(y) = (1/sqrt m) W^l sigma(U^l y / sqrt d + b_U^l) + b_W^l,
 // fresh weights every layer, drawn on every rank from the stream keyed by (seed, purpose, layer, row):
 // identical everywhere without any broadcast.

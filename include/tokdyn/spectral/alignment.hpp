@@ -1,5 +1,5 @@
 // Alignment of the tokens with the leading eigenvector(s) of each layer's acting matrix, and the final
-// state of a power-method run (spec power-method section 4; the definitions adopted are stated here).
+// state of a power-method run (doc/science.md section 7.4; the definitions adopted are stated here).
 #pragma once
 
 #include <mpi.h>
@@ -71,7 +71,7 @@ struct LayerAlignment {
 LayerAlignment layer_alignment(MPI_Comm comm, const Partition& partition, const LeadingDirection& lead,
                                const double* before, const double* after);
 
-// E|<x, v>| for x uniform on S^{d-1} and large d: sqrt(2 / (pi d)) (spec section 4); for a plane,
+// E|<x, v>| for x uniform on S^{d-1} and large d: sqrt(2 / (pi d)) (doc/science.md section 7.4); for a plane,
 // E|P_S x| ~ sqrt(pi / (2 d)).
 double random_alignment_baseline(int d, bool plane);
 

@@ -1,4 +1,4 @@
-// The layer matrix F_t = O_t V_t (spec power-method section 1) spread over ranks by rows, built without
+// The layer matrix F_t = O_t V_t (doc/science.md section 7.1) spread over ranks by rows, built without
 // any rank holding all of V, and the matrix-free operator x -> O_t (V_t x) that never forms F_t.
 #pragma once
 

@@ -18,7 +18,7 @@ enum class Which { largest_magnitude, largest_real };
 struct EigenSettings {
   int nev = 10;                          // eigenpairs wanted (-eps_nev overrides it for Krylov–Schur)
   Which which = Which::largest_magnitude;
-  bool residual = false;                 // solve I + F (spec r = 1): eigenvalues 1 + lambda
+  bool residual = false;                 // solve I + F (r = 1): eigenvalues 1 + lambda
   bool left = false;                     // left eigenvectors too (Krylov–Schur on F^T; dgeev's VL)
   bool vectors = true;                   // keep the right (and left) eigenvectors
   // Krylov–Schur: 0 = SLEPc's default. tol: relative residual |F v - lambda v| / |lambda|.
@@ -48,7 +48,7 @@ struct EigenResult {
   int iterations = 0;             // solver restarts (0 for lapack)
 };
 
-// Spec section 4: g = 1 - |l2| / |l1|, or 1 - |l3| / |l1| when l1, l2 are a complex pair; l in the listed
+// doc/science.md section 7.4: g = 1 - |l2| / |l1|, or 1 - |l3| / |l1| when l1, l2 are a complex pair; l in the listed
 // order (the eigenvalues of the operator solved, so 1 + lambda with the residual). NaN when the list
 // is too short.
 double spectral_gap(const std::vector<double>& re, const std::vector<double>& im);

@@ -2,7 +2,7 @@
 // every rank independently, each reading hyperslabs of only the rows it needs.
 //   /weights   attributes d, heads, head_dim, layers, shared (0/1) (int64), score_scale (float64),
 //              source (text: the describe() line of what was converted)
-//     query, key, value  [Ls, D, d] float64   (spec orientation, D = heads * head_dim)
+//     query, key, value  [Ls, D, d] float64   (doc/science.md section 7.5, D = heads * head_dim)
 //     output             [Ls, d, D] float64
 //     embedding          [vocab, d] float64   (optional: the model-width input embeddings)
 //   Ls = 1 when shared (the one layer applied `layers` times), else Ls = layers.

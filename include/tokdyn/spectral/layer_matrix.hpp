@@ -1,4 +1,4 @@
-// The layer matrix F = O V = sum_h O_h V_h of spec power-method section 1, on one rank.
+// The layer matrix F = O V = sum_h O_h V_h of doc/science.md section 7.1, on one rank.
 #pragma once
 
 #include <vector>

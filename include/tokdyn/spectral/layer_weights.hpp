@@ -1,5 +1,5 @@
-// The attention weights of transformer layers in the power-method spec's orientation
-// (spec power-method.md section 1), and the sources they come from (model files, HDF5, synthetic).
+// The attention weights of transformer layers in tokdyn's orientation
+// (doc/science.md sections 7.1 and 7.5), and the sources they come from (model files, HDF5, synthetic).
 #pragma once
 
 #include <mpi.h>

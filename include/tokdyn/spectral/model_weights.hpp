@@ -1,5 +1,5 @@
-// HuggingFace model weights (GPT-2, BERT, ALBERT, GPT-Neo safetensors files) as a WeightSource in the
-// spec's orientation (power-method.md sections 1 and 5): one class, a small table of names per model.
+// HuggingFace model weights (GPT-2, BERT, ALBERT, GPT-Neo safetensors files) as a WeightSource in
+// tokdyn's orientation (doc/science.md sections 7.1 and 7.5): one class, a small table of names per model.
 //
 // Tensor names (l = layer; keys may carry a prefix, see ModelPrefix), stored orientation and mapping:
 //   gpt2     h.{l}.attn.c_attn.weight [d, 3d] [in, out], columns Q|K|V: Q = c_attn[:, 0:d]^T,
@@ -14,9 +14,9 @@
 //            (x = W e + b);  scores 1/sqrt(d_h);  layers() = weights.layers or 12;  prefix "albert."
 //   gpt-neo  h.{l}.attn.attention.{q_proj,k_proj,v_proj,out_proj}.weight [d, d] [out, in];
 //            embedding wte.weight [vocab, d];  scores 1 (GPT-Neo has no 1/sqrt(d_h));  prefix "transformer."
-// Definition we adopt: the spec's layer has no biases, so attention biases (c_attn.bias, query.bias, ...)
-// are dropped; the only bias used is ALBERT's embedding mapping. Embeddings are the word embeddings alone
-// (no position or token-type embeddings, no LayerNorm).
+// Definition we adopt: the simplified layer (doc/science.md section 7.2) has no biases, so attention biases
+// (c_attn.bias, query.bias, ...) are dropped; the only bias used is ALBERT's embedding mapping. Embeddings are
+// the word embeddings alone (no position or token-type embeddings, no LayerNorm).
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// The simplified transformer layer of spec power-method section 2, one power-method step on the tokens:
+// The simplified transformer layer of doc/science.md section 7.2, one power-method step on the tokens:
 // x_i(t+1) = N( r x_i + sum_h O_h sum_j A^h_ij V_h x_j ), N(y) = y/|y|, FFN dropped, LayerNorm -> L2 norm.
 #pragma once
 

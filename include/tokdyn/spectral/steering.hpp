@@ -1,4 +1,4 @@
-// Steering (spec power-method section 4, construction adopted): a rank-1 change of the last layer's output
+// Steering (doc/science.md section 7.4, construction adopted): a rank-1 change of the last layer's output
 // matrix that makes a chosen unit vector u its principal eigenvector, O' = O + alpha u w^T, w = pinv(V^T) u.
 #pragma once
 
@@ -45,9 +45,9 @@ struct SteeringPoint {
   int value_rank = 0;  // of V_L
 };
 
-// Which layers are steered: [first, layers), first = layers - 1 for the spec's construction (the last layer
-// alone); first = 0 steers every layer, which is what perturbing the one output matrix of a shared-weight
-// (ALBERT-like) model does.
+// Which layers are steered: [first, layers), first = layers - 1 for the construction of doc/science.md
+// section 7.4 (the last layer alone); first = 0 steers every layer, which is what perturbing the one output
+// matrix of a shared-weight (ALBERT-like) model does.
 struct SteeringRun {
   std::function<LayerWeights(std::int64_t)> weights;  // layer t
   std::int64_t first = 0, layers = 0;
