@@ -2,6 +2,7 @@
 # Environment (from CTest): TOKDYN, MPIEXEC, PYTHON, SRC.
 set -uo pipefail; [ -n "${SOFT_FAIL:-}" ] || set -e
 : "${TOKDYN:?}" "${MPIEXEC:?}" "${PYTHON:=/usr/bin/python3}" "${SRC:?}"
+export PYTHONPATH="$SRC/tests/cli${PYTHONPATH:+:$PYTHONPATH}"  # the scripts' shared Python helpers
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 # Scripts run with arguments (restart.sh NP) get one directory per argument list, so ctest -j is safe.
 name=$(basename "$0" .sh)${TEST_SUFFIX:-}${*:+$(printf -- "-%s" "$@")}

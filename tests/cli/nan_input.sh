@@ -12,21 +12,11 @@ MPIEXEC="$PWD/mpiexec-timeout"
 import json, struct
 import h5py
 import numpy as np
+from safetensors_file import write  # tests/cli/safetensors_file.py
 
 d, layers, vocab = 12, 2, 20
 rng = np.random.default_rng(11)
 
-def write(path, tensors, dtype="F32"):
-    numpy_type = {"F32": "<f4", "F64": "<f8"}[dtype]
-    header, blobs, offset = {}, [], 0
-    for name, a in tensors:
-        a = np.ascontiguousarray(a, dtype=numpy_type)
-        header[name] = {"dtype": dtype, "shape": list(a.shape), "data_offsets": [offset, offset + a.nbytes]}
-        blobs.append(a.tobytes())
-        offset += a.nbytes
-    text = json.dumps(header).encode()
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
 
 def gpt2(scale=1.0):
     t = {}
@@ -46,7 +36,7 @@ emb = {k: v.copy() for k, v in good.items()}
 emb["wte.weight"][17, 2] = np.inf
 write("nan-embedding.safetensors", emb.items())
 # Finite weights whose layer matrix F = O V overflows (entries ~1e320).
-write("huge.safetensors", gpt2(1e160).items(), "F64")
+write("huge.safetensors", gpt2(1e160).items(), dtype="F64")
 
 x = rng.standard_normal((16, d))
 x[5, 3] = np.nan

@@ -6,22 +6,11 @@ source "$(dirname "$0")/common.sh"
 "$PYTHON" - <<'PY'
 import json, struct
 import numpy as np
+from safetensors_file import write  # tests/cli/safetensors_file.py
 
 d, layers, vocab = 12, 2, 20
 rng = np.random.default_rng(5)
 
-def write(path, tensors, dtypes=None):
-    """tensors: list of (name, array); float32 unless dtypes names another safetensors dtype."""
-    header, blobs, offset = {}, [], 0
-    for name, a in tensors:
-        a = np.ascontiguousarray(a, dtype="<f4")
-        dtype = (dtypes or {}).get(name, "F32")
-        header[name] = {"dtype": dtype, "shape": list(a.shape), "data_offsets": [offset, offset + a.nbytes]}
-        blobs.append(a.tobytes())
-        offset += a.nbytes
-    text = json.dumps(header).encode()
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
 
 def gpt2(layer_names=range(layers), c_proj_shape=(d, d)):
     t = []
