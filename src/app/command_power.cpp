@@ -141,8 +141,9 @@ DeckSchema power_schema() {
   s.add_int("run.snapshot_every", 1, "tokens to /tokens/X every k layers (and the first and last); 0: first and last",
             0);
   add_weight_keys(s);
-  s.add_choice("power.attention", "softmax", {"softmax", "uniform", "identity"},
-               "A^h: row softmax of score_scale <Q_h x_i, K_h x_j>, uniform 1/n, or the identity");
+  s.add_choice("power.attention", "softmax", attention_styles().names(),
+               "A^h, an attention style: softmax (row softmax of score_scale <Q_h x_i, K_h x_j>), uniform (1/n), "
+               "identity, or any other registered style");
   s.add_bool("power.causal", false, "mask j > i (GPT-style): softmax and uniform over j <= i");
   s.add_bool("power.residual", true, "x_i + attention (r = 1, the acting matrix is I + F) or attention alone (r = 0)");
   s.add_choice("power.tokens", "random", {"random", "file", "embedding"},
@@ -330,7 +331,7 @@ int run_power(const Comm& comm, const DeckSchema& schema, const RunRequest& requ
   }
 
   PowerLayerOptions options;
-  options.attention = power_attention(deck.get_text("power.attention"));
+  options.attention = deck.get_text("power.attention");
   options.causal = deck.get_bool("power.causal");
   options.residual = deck.get_bool("power.residual");
   options.tile = static_cast<int>(deck.get_int("run.tile"));
@@ -347,7 +348,7 @@ int run_power(const Comm& comm, const DeckSchema& schema, const RunRequest& requ
   const std::int64_t N = partition.n_global;
   char line[400];
   std::snprintf(line, sizeof line, "tokdyn power: %s; %s attention%s%s, N = %lld, L = %lld on %d rank%s -> %s",
-                source->describe().c_str(), power_attention_name(options.attention), options.causal ? " (causal)" : "",
+                source->describe().c_str(), options.attention.c_str(), options.causal ? " (causal)" : "",
                 options.residual ? " + residual" : "", static_cast<long long>(N), static_cast<long long>(layers),
                 comm.size(), comm.size() == 1 ? "" : "s", run.paths().output.c_str());
   comm.print(line);
@@ -404,7 +405,7 @@ int run_power(const Comm& comm, const DeckSchema& schema, const RunRequest& requ
     h5::write_vector(g, "basis_first", lead_first.plane, comm.get(), {2, hsize_t(d)});
     h5::write_vector(g, "basis_last", lead_last.plane, comm.get(), {2, hsize_t(d)});
     h5::write_attribute(g, "state", final_state);
-    h5::write_attribute(g, "attention", std::string(power_attention_name(options.attention)));
+    h5::write_attribute(g, "attention", options.attention);
     h5::write_attribute(g, "causal", std::int64_t(options.causal));
     h5::write_attribute(g, "residual", std::int64_t(options.residual));
     h5::write_attribute(g, "shared", std::int64_t(shared));

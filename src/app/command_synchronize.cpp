@@ -91,7 +91,8 @@ int run_synchronize(const Comm& comm, const DeckSchema& schema, const RunRequest
   if (!s.mlp_enabled) notes.push_back("mlp.enabled = false: no noise; the kernel constants are those the MLP would have");
   // Softmax attention with Q^T K = beta I, V = I never increases E_beta (eps = 0 in Thm 1.4), so the bound
   // holds with it at any factor a >= 0, and without it; other weights or a repulsive factor void it.
-  const bool identity = s.attention_style == "softmax" && is_identity(s.weights.query, d, 1) &&
+  const AttentionTraits& traits = attention_styles().traits(s.attention_style);
+  const bool identity = traits.normalized && traits.exponential && is_identity(s.weights.query, d, 1) &&
                         is_identity(s.weights.key, d, 1) && is_identity(s.weights.value, d, 1);
   if (s.model.factor < 0 || (s.model.factor > 0 && !identity))
     notes.push_back("the bound assumes softmax attention with Q^T K = beta I, V = I and factor >= 0 (or none); "

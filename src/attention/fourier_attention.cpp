@@ -4,7 +4,8 @@
 #include <cmath>
 #include <string>
 
-#include "tokdyn/attention/masses.hpp"
+#include "tokdyn/pairs/energy.hpp"
+#include "tokdyn/pairs/masses.hpp"
 #include "tokdyn/core/error.hpp"
 
 namespace tokdyn {
@@ -180,14 +181,24 @@ FourierAttention::FourierAttention(const AttentionContext& context, bool normali
   const AttentionWeights& w = context_.weights;
   if (w.d != 2)
     throw InputError("attention style fourier works on the circle: it needs model.d = 2, not " + std::to_string(w.d));
-  const ScalarAttention scalar = scalar_attention(w, "attention style fourier");
-  b_ = scalar.b;  // beta <q x, k y> = b cos(t - phi)
-  value_scale_ = scalar.v;
-  bessel_ = scaled_bessel_series(b_);
+  if (w.heads != 1 || w.width() != 2)
+    throw InputError("attention style fourier has one head of width 2, not " + std::to_string(w.heads) + " of width " +
+                     std::to_string(w.head_dim()));
+  if (context_.causal) throw InputError("attention style fourier has no causal mask: its sums are over all tokens");
+  set_weights(w);
   int rank = 0;
   TOKDYN_MPI_CHECK(MPI_Comm_rank(context_.comm, &rank));
   n_local_ = context_.partition.count(rank);
   masses_.assign(n_local_, 1.0 / static_cast<double>(context_.partition.n_global));
+}
+
+void FourierAttention::set_weights(const AttentionWeights& w) {
+  check_same_shape(context_.weights, w, "fourier");
+  const ScalarAttention scalar = scalar_attention(w, "attention style fourier");
+  b_ = scalar.b;  // beta <q x, k y> = b cos(t - phi)
+  value_scale_ = scalar.v;
+  bessel_ = scaled_bessel_series(b_);
+  if (&w != &context_.weights) context_.weights = w;
 }
 
 void FourierAttention::set_masses(const double* masses) {

@@ -2,23 +2,51 @@
 #include "tokdyn/attention/attention.hpp"
 #include "tokdyn/attention/fourier_attention.hpp"
 #include "tokdyn/attention/ring_attention.hpp"
+#include "tokdyn/attention/simple_attention.hpp"
 
 namespace tokdyn {
+namespace {
 
-const AttentionRegistry& attention_styles() {
-  static const AttentionRegistry registry = [] {
+AttentionRegistry& registry() {
+  static AttentionRegistry r = [] {
     AttentionRegistry r("attention style");
-    r.add("softmax", "SA: exact softmax attention, ring pass with online softmax",
+    const AttentionTraits sa{true, true}, usa{false, true}, stochastic{true, false};
+    r.add("softmax", "SA: exact softmax attention, ring pass with online softmax", sa,
           [](const AttentionContext& c) { return std::make_unique<SoftmaxAttention>(c); });
-    r.add("unnormalized", "USA: (1/N) sum_j exp(beta <Qx, K x_j>) V x_j, ring pass",
+    r.add("unnormalized", "USA: (1/N) sum_j exp(beta <Qx, K x_j>) V x_j, ring pass", usa,
           [](const AttentionContext& c) { return std::make_unique<UnnormalizedAttention>(c); });
-    r.add("fourier", "SA on the circle (d = 2, Q, K, V multiples of I) by Fourier-Bessel sums, O(N p)",
+    r.add("fourier", "SA on the circle (d = 2, Q, K, V multiples of I) by Fourier-Bessel sums, O(N p)", sa,
           [](const AttentionContext& c) { return std::make_unique<FourierAttention>(c, true); });
     r.add("fourier-unnormalized", "USA on the circle (d = 2, Q, K, V multiples of I) by Fourier-Bessel sums, O(N p)",
-          [](const AttentionContext& c) { return std::make_unique<FourierAttention>(c, false); });
+          usa, [](const AttentionContext& c) { return std::make_unique<FourierAttention>(c, false); });
+    r.add("uniform", "A_ij = w_j (1/N): every token sees the mean of V x_j (causal: over j <= i), O(N)", stochastic,
+          [](const AttentionContext& c) { return std::make_unique<UniformAttention>(c); });
+    r.add("identity", "A = I: each token sees only V x_i", stochastic,
+          [](const AttentionContext& c) { return std::make_unique<IdentityAttention>(c); });
     return r;
   }();
-  return registry;
+  return r;
+}
+
+}  // namespace
+
+void AttentionRegistry::add(const std::string& name, const std::string& help, const AttentionTraits& traits,
+                            Factory factory) {
+  Registry::add(name, help, std::move(factory));
+  traits_[name] = traits;
+}
+
+const AttentionTraits& AttentionRegistry::traits(const std::string& name) const {
+  require(name);
+  return traits_.at(name);
+}
+
+const AttentionRegistry& attention_styles() { return registry(); }
+
+bool add_attention_style(const std::string& name, const std::string& help, const AttentionTraits& traits,
+                         AttentionRegistry::Factory factory) {
+  registry().add(name, help, traits, std::move(factory));
+  return true;
 }
 
 std::unique_ptr<Attention> replica_attention(const std::string& style, const AttentionWeights& weights,

@@ -1,5 +1,5 @@
-// Q, K, V from the deck: identity times a scale, Gaussian with a scale, or datasets of an HDF5 file; the
-// beta of the interaction energy and its largest value.
+// Q, K, V from the deck: identity times a scale, Gaussian with a scale, or datasets of an HDF5 file;
+// attention.beta up to the largest beta the interaction energy allows.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -9,6 +9,7 @@
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/core/random.hpp"
 #include "tokdyn/io/hdf5.hpp"
+#include "tokdyn/pairs/energy.hpp"
 
 namespace tokdyn {
 namespace {
@@ -55,13 +56,6 @@ double identity_multiple(const std::vector<double>& m, int d, const char* key, c
 
 }  // namespace
 
-double max_energy_beta() { return std::log(std::numeric_limits<double>::max()); }
-
-double energy_from_scaled(double beta, double s) {
-  if (s == 0) return 0;
-  return std::copysign(std::exp(beta + std::log(std::abs(s))), s);
-}
-
 ScalarAttention scalar_attention(const AttentionWeights& w, const std::string& who) {
   const double q = identity_multiple(w.query, w.d, "attention.query", who);
   const double k = identity_multiple(w.key, w.d, "attention.key", who);
@@ -70,9 +64,10 @@ ScalarAttention scalar_attention(const AttentionWeights& w, const std::string& w
 
 void add_attention_keys(DeckSchema& s) {
   s.add_bool("attention.enabled", true, "apply the attention sub-step");
-  s.add_choice("attention.style", "softmax", attention_styles().names(),
-               "attention kernel: softmax = SA, unnormalized = USA (exact ring pass); fourier, "
-               "fourier-unnormalized: SA, USA on the circle (d = 2, Q, K, V multiples of I) in O(N p)");
+  std::string styles;
+  for (const std::string& name : attention_styles().names())
+    styles += (styles.empty() ? "" : "; ") + name + " = " + attention_styles().help(name);
+  s.add_choice("attention.style", "softmax", attention_styles().names(), "attention kernel: " + styles);
   s.add_real("attention.factor", 1.0, "attention factor a multiplying the step (+1 attractive, -1 repulsive, 0 off)");
   s.add_real("attention.beta", 1.0, "inverse temperature beta in exp(beta <Qx, Ky>); also the beta of E_beta", 0.0,
              max_energy_beta())
@@ -126,6 +121,16 @@ std::unique_ptr<Attention> attention_from_deck(const Deck& deck, MPI_Comm comm, 
   context.weights = attention_weights_from_deck(deck, d, comm);
   context.tile = tile;
   return attention_styles().make(style.empty() ? deck.get_text("attention.style") : style, context);
+}
+
+void check_same_shape(const AttentionWeights& set, const AttentionWeights& next, const std::string& style) {
+  if (next.d == set.d && next.width() == set.width() && next.heads == set.heads && next.heads > 0 &&
+      next.width() % next.heads == 0)
+    return;
+  throw InputError("attention style " + style + ": weights with d = " + std::to_string(next.d) + ", D = " +
+                   std::to_string(next.width()) + ", " + std::to_string(next.heads) + " heads, for one set up for d = " +
+                   std::to_string(set.d) + ", D = " + std::to_string(set.width()) + ", " + std::to_string(set.heads) +
+                   " heads");
 }
 
 AttentionWeights identity_attention_weights(int d, double beta) {

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <limits>
 
-#include "tokdyn/attention/attention.hpp"
-#include "tokdyn/attention/masses.hpp"
+#include "tokdyn/pairs/energy.hpp"
+#include "tokdyn/pairs/masses.hpp"
 #include "tokdyn/core/blas.hpp"
 #include "tokdyn/core/error.hpp"
 

@@ -5,6 +5,7 @@
 #include <numbers>
 
 #include "tokdyn/attention/attention.hpp"
+#include "tokdyn/pairs/energy.hpp"
 #include "tokdyn/core/blas.hpp"
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/core/partition.hpp"

@@ -28,8 +28,11 @@ std::unique_ptr<MeanFieldSolver> make_grid(const MeanFieldSetup& s) {
   p.steps = deck.get_int("model.L");
   p.horizon = deck.get_real("model.T");
   p.factor = deck.get_bool("attention.enabled") ? deck.get_real("attention.factor") : 0.0;
-  const std::string style = deck.get_text("attention.style");
-  p.normalized = style.find("unnormalized") == std::string::npos;
+  const AttentionTraits& traits = attention_styles().traits(deck.get_text("attention.style"));
+  if (p.factor != 0 && !traits.exponential)
+    throw InputError("meanfield.solver = grid has the kernels e^{b cos} of SA and USA only: attention.style = '" +
+                     deck.get_text("attention.style") + "' is neither (use meanfield.solver = quadrature)");
+  p.normalized = traits.normalized;
   const ScalarAttention scalar = scalar_attention(attention_weights_from_deck(deck, 2, s.comm), "meanfield.solver = grid");
   p.beta = scalar.b;
   p.value = scalar.v;

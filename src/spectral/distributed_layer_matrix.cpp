@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "tokdyn/attention/ring_pass.hpp"
+#include "tokdyn/pairs/ring_pass.hpp"
 #include "tokdyn/core/blas.hpp"
 #include "tokdyn/core/error.hpp"
 

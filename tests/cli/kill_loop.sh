@@ -1,24 +1,40 @@
-# kill -9 at random moments (a checkpoint every layer): whatever moment the ranks die at (in a layer, in
-# the run file's flush, in the checkpoint's write or rename), the next --resume continues, and the run
-# ends bitwise equal to the uninterrupted one. The moments come from a fixed seed.
+# kill -9 at random moments (a checkpoint every layer): whatever moment the ranks die at (in start-up, in a
+# layer, in the run file's flush, in the checkpoint's write or rename), the next --resume continues, and the
+# run ends bitwise equal to the uninterrupted one. The moments come from a fixed seed and are counted in
+# layers the attempt has done (read off its progress lines), so the test is the same on a fast machine and
+# on a loaded one.
 source "$(dirname "$0")/common.sh"
 d=(transformer "$SRC/input/default.ini" --model.L=600 --diagnostics.snapshot_every=10 --run.checkpoint_every=1
-   --run.progress_interval=100)
+   --run.progress_interval=0)
 run 2 "${d[@]}" --run.output=full.h5 > /dev/null
 ranks="^$TOKDYN transformer.*--run.output=run.h5"
 RANDOM=${KILL_LOOP_SEED:-2024}
 kills=0
+# last_layer LOG: the layer of the last progress line of LOG (the start layer before the first one).
+last_layer() { grep -oE "^layer [0-9]+/|at layer [0-9]+/" "$1" | tail -1 | grep -oE "[0-9]+" || echo -1; }
 for attempt in $(seq 100); do
-  "$MPIEXEC" -n 2 "$TOKDYN" "${d[@]}" --run.output=run.h5 --resume > "log-$attempt.txt" 2>&1 &
+  log="log-$attempt.txt"
+  "$MPIEXEC" -n 2 "$TOKDYN" "${d[@]}" --run.output=run.h5 --resume > "$log" 2>&1 &
   launcher=$!
-  # The moment is counted from the banner, printed once MPI is up: a rank killed inside MPI_Init can leave
-  # Open MPI's launcher waiting forever (PMIx "UNREACHABLE"), and mpiexec may take seconds to start the ranks.
+  # Wait for the banner, printed once MPI is up (a rank killed inside MPI_Init can leave Open MPI's launcher
+  # waiting forever); then one kill in five comes in the next 0.3 s (start-up: lock, restore, first layer),
+  # the others after 1 to 60 more layers.
   for i in $(seq 1200); do
-    grep -q "^tokdyn transformer:" "log-$attempt.txt" && break
+    grep -q "^tokdyn transformer:" "$log" && break
     kill -0 "$launcher" 2>/dev/null || break  # ended before it printed one (nothing to do)
     sleep 0.05
   done
-  sleep "0.$(printf '%03d' $((RANDOM % 200)))"  # 0 to 0.2 s: ~5 ms a layer with its checkpoint
+  if [ $((RANDOM % 5)) = 0 ]; then
+    sleep "0.$(printf '%03d' $((RANDOM % 300)))"
+  else
+    target=$((RANDOM % 60 + 1))
+    start=$(last_layer "$log")
+    for i in $(seq 2400); do
+      [ $(($(last_layer "$log") - start)) -ge "$target" ] && break
+      kill -0 "$launcher" 2>/dev/null || break
+      sleep 0.025
+    done
+  fi
   if pkill -9 -f "$ranks"; then
     kills=$((kills + 1))
     for i in $(seq 600); do kill -0 "$launcher" 2>/dev/null || break; sleep 0.05; done
@@ -26,7 +42,7 @@ for attempt in $(seq 100); do
     wait "$launcher" 2>/dev/null || true
     continue
   fi
-  wait "$launcher" || fail "attempt $attempt after $kills kills: $(cat "log-$attempt.txt")"
+  wait "$launcher" || fail "attempt $attempt after $kills kills: $(cat "$log")"
   [ "$(status_of run.h5 2>/dev/null)" = complete ] && break
 done
 [ "$(status_of run.h5)" = complete ] || fail "not complete after $attempt attempts"

@@ -141,9 +141,9 @@ Matrix naive_power_layer(const Matrix& x, std::int64_t n, const LayerWeights& w,
     const std::int64_t last = o.causal ? i : n - 1;
     for (int h = 0; h < H; ++h) {
       std::vector<double> a(n, 0.0);
-      if (o.attention == PowerAttention::identity) {
+      if (o.attention == "identity") {
         a[i] = 1;
-      } else if (o.attention == PowerAttention::uniform) {
+      } else if (o.attention == "uniform") {
         for (std::int64_t j = 0; j <= last; ++j) a[j] = 1.0 / (last + 1);
       } else {
         double m = -INFINITY, sum = 0;
@@ -227,7 +227,7 @@ TEST(PowerLayer, MatchesTheNaiveLoopForEveryKind) {
   const Comm world;
   const int d = 7, heads = 3, head_dim = 3;
   const std::int64_t n = 23;
-  for (PowerAttention kind : {PowerAttention::softmax, PowerAttention::uniform, PowerAttention::identity})
+  for (const std::string kind : {"softmax", "uniform", "identity"})
     for (bool causal : {false, true})
       for (bool residual : {false, true}) {
         PowerLayerOptions o;
@@ -247,7 +247,7 @@ TEST(PowerLayer, MatchesTheNaiveLoopForEveryKind) {
           const std::vector<double> expect = local_rows(reference, part, world.rank(), d);
           for (std::size_t k = 0; k < mine.size(); ++k)
             ASSERT_NEAR(mine[k], expect[k], 1e-13)
-                << power_attention_name(kind) << " causal " << causal << " residual " << residual << " layer " << t;
+                << kind << " causal " << causal << " residual " << residual << " layer " << t;
         }
       }
 }
@@ -293,7 +293,7 @@ TEST(PowerLayer, UniformAttentionIsThePowerMethodOnTheMean) {
   };
   for (bool causal : {false, true}) {
     PowerLayerOptions o;
-    o.attention = PowerAttention::uniform;
+    o.attention = "uniform";
     o.causal = causal;
     PowerLayer layer(world.get(), part, d, d, o);
     std::vector<double> mine = local_rows(x, part, world.rank(), d);
@@ -323,7 +323,7 @@ TEST(PowerLayer, ZeroOutputNamesLayerAndToken) {
   LayerWeights w = gaussian_layer(d, 1, d, 0.5, 2);
   std::fill(w.output.begin(), w.output.end(), 0.0);
   PowerLayerOptions o;
-  o.attention = PowerAttention::identity;
+  o.attention = "identity";
   const Partition part(n, world.size());
   PowerLayer layer(world.get(), part, d, d, o);
   std::vector<double> x = local_rows(sphere_tokens(n, d, 1), part, world.rank(), d);
@@ -362,7 +362,7 @@ TEST(PowerClaims, DominantRealEigenvalueErrorRatio) {
   const Basis basis = nonnormal_basis(d, 31);
   const Matrix f = prescribed_matrix(d, lambda, 0, 0, basis);
   for (bool orthogonal_value : {false, true})
-    for (PowerAttention kind : {PowerAttention::identity, PowerAttention::uniform, PowerAttention::softmax})
+    for (const std::string kind : {"identity", "uniform", "softmax"})
       for (bool residual : {false, true}) {
         const LayerWeights w = layer_with_matrix(f, d, orthogonal_value, 5);
         PowerLayerOptions o;
@@ -380,15 +380,15 @@ TEST(PowerClaims, DominantRealEigenvalueErrorRatio) {
         for (int a = 0; a < d; ++a) se += basis.s[a * d] * basis.s[a * d];
         for (int a = 0; a < d; ++a) overlap += basis.s[a * d] * r[0].lead.eigvec[a] / std::sqrt(se);
         EXPECT_NEAR(std::abs(overlap), 1, 1e-12);
-        EXPECT_GT(r.back().stats.gamma_mean, 1 - 1e-12) << power_attention_name(kind);
+        EXPECT_GT(r.back().stats.gamma_mean, 1 - 1e-12) << kind;
         EXPECT_GT(r.back().stats.gamma_q1, 1 - 1e-12);
         const double ratio = residual ? fitted_ratio(r, 20, 90) : fitted_ratio(r, 10, 35);
         if (world.root())
           std::printf("[ measured ] dominant %-8s residual %d V %-10s: fitted ratio %.6f, closed form %.6f\n",
-                      power_attention_name(kind), residual, orthogonal_value ? "orthogonal" : "identity", ratio,
+                      kind.c_str(), residual, orthogonal_value ? "orthogonal" : "identity", ratio,
                       closed);
-        if (kind != PowerAttention::softmax) {
-          EXPECT_NEAR(ratio / closed, 1, 0.01) << power_attention_name(kind) << " residual " << residual;
+        if (kind != "softmax") {
+          EXPECT_NEAR(ratio / closed, 1, 0.01) << kind << " residual " << residual;
         }
       }
 }
@@ -403,7 +403,7 @@ TEST(PowerClaims, ComplexPairRotatesInItsPlane) {
   const double theta = 0.5;
   const Basis basis = nonnormal_basis(d, 44);
   const Matrix f = prescribed_matrix(d, {0.5, 0.2, -0.15, 0.1, 0.05, -0.02}, 1.0, theta, basis);
-  for (PowerAttention kind : {PowerAttention::identity, PowerAttention::uniform})
+  for (const std::string kind : {"identity", "uniform"})
     for (bool residual : {false, true}) {
       const LayerWeights w = layer_with_matrix(f, d, true, 6);
       PowerLayerOptions o;
@@ -416,7 +416,7 @@ TEST(PowerClaims, ComplexPairRotatesInItsPlane) {
       ASSERT_TRUE(r[0].lead.pair);
       EXPECT_NEAR(r[0].lead.angle(), angle, 1e-12);
       EXPECT_NEAR(r[0].lead.modulus, residual ? 2 * std::cos(theta / 2) : 1.0, 1e-12);
-      EXPECT_LT(r.back().stats.sin_mean, 1e-9) << power_attention_name(kind);
+      EXPECT_LT(r.back().stats.sin_mean, 1e-9) << kind;
       EXPECT_GT(r.back().stats.gamma_mean, 1 - 1e-12);
       for (int t = layers - 5; t < layers; ++t) EXPECT_NEAR(r[t].stats.rotation, angle, 1e-6) << "layer " << t;
       const double closed = residual ? 1.5 / (2 * std::cos(theta / 2)) : 0.5;
@@ -424,7 +424,7 @@ TEST(PowerClaims, ComplexPairRotatesInItsPlane) {
       if (world.root())
         std::printf("[ measured ] complex %-8s residual %d: rotation %.9f (arg lambda_1 %.9f), plane ratio %.5f "
                     "(closed form %.5f)\n",
-                    power_attention_name(kind), residual, r.back().stats.rotation, angle, ratio, closed);
+                    kind.c_str(), residual, r.back().stats.rotation, angle, ratio, closed);
       EXPECT_NEAR(ratio / closed, 1, 0.01);
     }
 }
@@ -469,7 +469,7 @@ TEST(PowerClaims, SteeringMakesUThePrincipalDirection) {
     for (int j = 0; j < d; ++j) ASSERT_NEAR(fp[i * d + j], f[i * d + j] + alpha * u[i] * u[j], 1e-12);
 
   const std::int64_t n = 40;
-  for (PowerAttention kind : {PowerAttention::identity, PowerAttention::uniform, PowerAttention::softmax}) {
+  for (const std::string kind : {"identity", "uniform", "softmax"}) {
     PowerLayerOptions o;
     o.attention = kind;
     Matrix x = sphere_tokens(n, d, 17);
@@ -484,11 +484,11 @@ TEST(PowerClaims, SteeringMakesUThePrincipalDirection) {
       if (world.root())
         std::printf("[ measured ] steering %-8s |<u, v_1>| = %.3f, c = %5.1f: alignment mean %.6f min %.6f, "
                     "lambda_1(F') %.4f, gap %.4f, |<v_1', u>| %.6f\n",
-                    power_attention_name(kind), std::abs(uv), p.strength, p.alignment.mean, p.alignment.min,
+                    kind.c_str(), std::abs(uv), p.strength, p.alignment.mean, p.alignment.min,
                     p.lambda1_re, p.gap, p.eigvec_alignment);
     // Unsteered (c = 0): the outputs are +-v_1, so their alignment with u is |<u, v_1>|.
     EXPECT_NEAR(points[0].alignment.mean, std::abs(uv), 1e-9);
-    EXPECT_GT(points[3].alignment.min, 0.99) << power_attention_name(kind);
+    EXPECT_GT(points[3].alignment.min, 0.99) << kind;
     EXPECT_GT(points[4].alignment.min, points[3].alignment.min);
     EXPECT_GT(points[3].eigvec_alignment, 0.99);
     // Closed form: every input is +-v_1, so every token's attention sum is a multiple of v_1 (nonzero here)
@@ -517,7 +517,7 @@ TEST(PowerClaims, SteeringEveryLayerAlignsEvenWithAFarTarget) {
   const std::vector<double> u = target_at(lead.eigvec, e, 0.02);
   const std::int64_t n = 40;
   const int layers = 80;  // unsteered: |1 + lambda_2| / |1 + lambda_1| = 0.8, 0.8^80 ~ 2e-8
-  for (PowerAttention kind : {PowerAttention::identity, PowerAttention::uniform, PowerAttention::softmax}) {
+  for (const std::string kind : {"identity", "uniform", "softmax"}) {
     PowerLayerOptions o;
     o.attention = kind;
     o.residual = true;
@@ -527,13 +527,13 @@ TEST(PowerClaims, SteeringEveryLayerAlignsEvenWithAFarTarget) {
     const SteeringRun all{[&](std::int64_t) { return w; }, 0, layers, true, std::vector<double>(layers, lead.modulus)};
     const auto points = steering_sweep(world.get(), layer, all, x0, u, {0, 20});
     // Unsteered, the tokens end at +-v_1 of I + F (the same v_1): alignment |<u, v_1>|.
-    EXPECT_NEAR(points[0].alignment.mean, 0.02, 1e-6) << power_attention_name(kind);
-    EXPECT_GT(points[1].alignment.min, 0.999) << power_attention_name(kind);
+    EXPECT_NEAR(points[0].alignment.mean, 0.02, 1e-6) << kind;
+    EXPECT_GT(points[1].alignment.min, 0.999) << kind;
     EXPECT_NEAR(points[1].alignment.min, points[1].eigvec_alignment, 1e-9);
     if (world.root())
       std::printf("[ measured ] steering every layer, %-8s |<u, v_1>| = 0.02, c = 20: alignment min %.6f, "
                   "|<v_1', u>| %.6f\n",
-                  power_attention_name(kind), points[1].alignment.min, points[1].eigvec_alignment);
+                  kind.c_str(), points[1].alignment.min, points[1].eigvec_alignment);
   }
 }
 

@@ -5,7 +5,7 @@
 #include <limits>
 #include <vector>
 
-#include "tokdyn/attention/softmax_kernels.hpp"
+#include "tokdyn/pairs/softmax_kernels.hpp"
 #include "tokdyn/core/fast_exp.hpp"
 #include "tokdyn/core/random.hpp"
 

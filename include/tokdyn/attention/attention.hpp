@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,46 +18,66 @@ namespace tokdyn {
 class Deck;
 class DeckSchema;
 
-// Q, K, V as d x d row-major matrices, and beta in front of <Qx, Ky>.
+// Q_h, K_h, V_h of H heads stacked as [D, d] row-major matrices (D = H d_h; the transformer's attention is
+// one head with D = d), and the score scale beta in front of <Q_h x, K_h y>.
 struct AttentionWeights {
   int d = 0;
+  int heads = 1;
   double beta = 1;
-  std::vector<double> query, key, value;  // [d, d] each
+  std::vector<double> query, key, value;  // [D, d] each
+  int width() const { return d > 0 ? static_cast<int>(query.size() / static_cast<std::size_t>(d)) : 0; }  // D
+  int head_dim() const { return width() / heads; }
 };
 
 struct AttentionContext {
   MPI_Comm comm = MPI_COMM_WORLD;
   Partition partition;  // of the N tokens
   AttentionWeights weights;
-  int tile = 256;  // rows per BLAS tile
+  int tile = 256;       // rows per BLAS tile
+  bool causal = false;  // token i attends to tokens j <= i only (by global index; GPT-style)
 };
 
 class Attention {
  public:
   virtual ~Attention() = default;
-  // out[i] = Attn_X(x[i]) for this rank's tokens; x, out: [n_local, d]. Collective.
+  // out[i] = (sum_j A^h_ij V_h x_j)_h, heads side by side, for this rank's tokens; x [n_local, d],
+  // out [n_local, D] (D = d for one square head: out[i] = Attn_X(x[i])). Collective.
   virtual void apply(const double* x, double* out) = 0;
   // Token masses w_j of this rank's tokens [n_local] (finite, >= 0, global sum 1; InputError otherwise),
   // used by every later apply: Attn(x) = sum_j w_j e^{s_j} V x_j / sum_j w_j e^{s_j} (SA) or
   // sum_j w_j e^{s_j} V x_j (USA). Until it is called the masses are uniform, w_j = 1/N. Collective.
   virtual void set_masses(const double* masses) = 0;
+  // New weights of the same d, D and H for every later apply (a layer of a model file). InputError when a
+  // style cannot take them.
+  virtual void set_weights(const AttentionWeights& weights) = 0;
 };
 
-using AttentionRegistry = Registry<Attention, const AttentionContext&>;
-// Every attention style, in one list (src/attention/styles.cpp).
+// What a style declares about its matrix A, so that callers never compare style names.
+struct AttentionTraits {
+  bool normalized = true;    // rows of A sum to 1 (SA-type); false: USA-type, (1/N) sum_j e^{s_ij} ...
+  bool exponential = false;  // A_ij is proportional to w_j e^{beta <Q x_i, K x_j>} (SA, USA)
+};
+
+class AttentionRegistry : public Registry<Attention, const AttentionContext&> {
+ public:
+  using Registry::Registry;
+  void add(const std::string& name, const std::string& help, const AttentionTraits& traits, Factory factory);
+  const AttentionTraits& traits(const std::string& name) const;  // InputError for an unknown name
+
+ private:
+  std::map<std::string, AttentionTraits> traits_;
+};
+// Every attention style (src/attention/styles.cpp lists the built-in ones).
 const AttentionRegistry& attention_styles();
+// A style from outside the list (a plugin, a test-only style): call before the commands run, e.g. from a
+// static initializer. SystemError for a name that is taken.
+bool add_attention_style(const std::string& name, const std::string& help, const AttentionTraits& traits,
+                         AttentionRegistry::Factory factory);
 
 // Deck keys of the [attention] section, and the weights they describe (identity, gaussian, file).
 // attention.beta is also the beta of the interaction energy every command with these keys records, so it
-// stops at max_energy_beta().
+// stops at max_energy_beta() (pairs/energy.hpp).
 void add_attention_keys(DeckSchema& schema);
-// log(DBL_MAX) = 709.78: the interaction energy E_beta = (1/2N^2) sum_ij (e^beta - e^{beta <x_i, x_j>}) is up
-// to e^beta (about e^beta / 2 for spread tokens), which overflows a double above it.
-double max_energy_beta();
-// E_beta from s = E_beta e^{-beta}, which the diagnostics sum instead (for unit tokens
-// s = (1/2N^2) sum_ij -expm1(beta (<x_i, x_j> - 1)), in [0, 1]): sign(s) exp(beta + log |s|), 0 for s = 0.
-// No e^beta-sized term is ever summed, so nothing overflows below max_energy_beta().
-double energy_from_scaled(double beta, double s);
 AttentionWeights attention_weights_from_deck(const Deck& deck, int d, MPI_Comm comm);
 // The deck's attention on comm over the given tokens; null when attention.enabled is false or the
 // attention factor is 0 (the sub-step is skipped). style: another registered style than attention.style.
@@ -72,6 +93,9 @@ ScalarAttention scalar_attention(const AttentionWeights& weights, const std::str
 // null when factor is 0.
 std::unique_ptr<Attention> replica_attention(const std::string& style, const AttentionWeights& weights,
                                              std::int64_t n, int tile, double factor);
+// InputError unless next has the d, D and H that a style was set up with (every style's set_weights), and
+// H divides D.
+void check_same_shape(const AttentionWeights& set, const AttentionWeights& next, const std::string& style);
 // Q = K = V = I: logits beta <x, y>, the case of the closed forms of doc/science.md sections 6.4 and 6.6.
 AttentionWeights identity_attention_weights(int d, double beta);
 

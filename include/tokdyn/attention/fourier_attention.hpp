@@ -40,10 +40,12 @@ CircleStatistics circle_statistics(MPI_Comm comm, std::int64_t n_local, const do
 // The attention styles "fourier" (SA, normalized) and "fourier-unnormalized" (USA).
 class FourierAttention final : public Attention {
  public:
-  // InputError unless d = 2 (model.d) and Q, K, V are multiples of the identity (attention.query/key/value).
+  // InputError unless d = 2 (model.d), one head, no causal mask (tokens on the circle have no order) and Q, K,
+  // V multiples of the identity (attention.query/key/value).
   FourierAttention(const AttentionContext& context, bool normalized);
   void apply(const double* x, double* out) override;
   void set_masses(const double* masses) override;
+  void set_weights(const AttentionWeights& weights) override;
 
  private:
   AttentionContext context_;

@@ -26,13 +26,16 @@ class Registry {
   }
 
   std::unique_ptr<Base> make(const std::string& name, Args... args) const {
-    auto it = entries_.find(name);
-    if (it == entries_.end()) {
-      std::string known;
-      for (const auto& n : order_) known += (known.empty() ? "" : ", ") + n;
-      throw InputError("unknown " + family_ + " '" + name + "' (known: " + known + ")");
-    }
-    return it->second.factory(std::forward<Args>(args)...);
+    require(name);
+    return entries_.at(name).factory(std::forward<Args>(args)...);
+  }
+
+  // InputError naming the family and its members unless name is one of them.
+  void require(const std::string& name) const {
+    if (entries_.count(name)) return;
+    std::string known;
+    for (const auto& n : order_) known += (known.empty() ? "" : ", ") + n;
+    throw InputError("unknown " + family_ + " '" + name + "' (known: " + known + ")");
   }
 
   bool has(const std::string& name) const { return entries_.count(name) != 0; }

@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "tokdyn/attention/ring_pass.hpp"
+#include "tokdyn/pairs/ring_pass.hpp"
 
 namespace tokdyn {
 

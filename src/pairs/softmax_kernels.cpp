@@ -1,4 +1,4 @@
-#include "tokdyn/attention/softmax_kernels.hpp"
+#include "tokdyn/pairs/softmax_kernels.hpp"
 
 #include "tokdyn/core/fast_exp.hpp"
 

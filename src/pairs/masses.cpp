@@ -1,4 +1,4 @@
-#include "tokdyn/attention/masses.hpp"
+#include "tokdyn/pairs/masses.hpp"
 
 #include <cmath>
 #include <string>

@@ -1,4 +1,4 @@
-#include "tokdyn/attention/ring_pass.hpp"
+#include "tokdyn/pairs/ring_pass.hpp"
 
 #include <algorithm>
 #include <array>

@@ -1,0 +1,25 @@
+// A test-only attention style, "test-dense-softmax": softmax attention the naive way (every token on every
+// rank, plain loops, the logits of a row all at once). It is what the recipe "add an attention style" of the
+// README asks for, and it is the reference the ring pass's online softmax must agree with in every command.
+#pragma once
+
+#include <vector>
+
+#include "tokdyn/attention/attention.hpp"
+
+namespace tokdyn {
+
+class DenseSoftmaxAttention final : public Attention {
+ public:
+  explicit DenseSoftmaxAttention(const AttentionContext& context);
+  void apply(const double* x, double* out) override;
+  void set_masses(const double* masses) override;
+  void set_weights(const AttentionWeights& weights) override;
+
+ private:
+  AttentionContext context_;
+  std::int64_t n_local_ = 0, begin_ = 0;
+  std::vector<double> masses_;  // [N]: every token's mass, on every rank
+};
+
+}  // namespace tokdyn
