@@ -18,6 +18,7 @@
 #include "tokdyn/io/token_file.hpp"
 #include "tokdyn/spectral/alignment.hpp"
 #include "tokdyn/spectral/dense_eigen.hpp"
+#include "tokdyn/spectral/eigensolver.hpp"
 #include "tokdyn/spectral/layer_matrix.hpp"
 #include "tokdyn/spectral/layer_weights.hpp"
 #include "tokdyn/spectral/power_layer.hpp"
@@ -154,7 +155,9 @@ DeckSchema power_schema() {
   s.add_text("power.token_ids", "", "comma list of token ids whose embeddings are the tokens (power.tokens = embedding)");
   s.add_choice("power.eigensolver", "auto", {"auto", "lapack", "krylovschur"},
                "leading eigenpairs of each layer: LAPACK dgeev on F (every rank), Krylov-Schur on the matrix-free "
-               "operator, or auto (LAPACK up to d = 2048, Krylov-Schur above with LAPACK where it does not converge)");
+               "operator, or auto (LAPACK up to d = spectrum.dense_max, Krylov-Schur above with LAPACK where it does "
+               "not converge)");
+  add_dense_max_key(s);
   s.add_real("power.tol", 1e-4, "tolerance (radians) of the final-state detection", 0.0, 1.0, true);
   s.add_int("power.window", 10, "layers a limit cycle must persist", 1);
   s.add_text("steer.target", "",
@@ -318,7 +321,7 @@ int run_power(const Comm& comm, const DeckSchema& schema, const RunRequest& requ
   const std::int64_t layers = source->layers();
   if (layers < 1) throw InputError(source->describe() + " has no layers");
   const std::string& eigensolver = deck.get_text("power.eigensolver");
-  const bool krylov = eigensolver == "krylovschur" || (eigensolver == "auto" && d > 2048);
+  const bool krylov = use_krylov(eigensolver, d, deck.get_int("spectrum.dense_max"));
   {
     // A layer's weights (two held at once), dgeev's F, vectors and work on every rank, the tokens.
     const double dd = d, width = static_cast<double>(source->heads()) * source->head_dim();

@@ -144,7 +144,7 @@ DeckSchema spectrum_schema() {
   s.add_int("spectrum.mpd", 0, "Krylov-Schur maximum projected dimension; 0 = SLEPc's default", 0);
   s.add_real("spectrum.tol", 1e-10, "Krylov-Schur tolerance on |F v - lambda v| / |lambda|", 0.0, 1.0, true);
   s.add_int("spectrum.max_it", 0, "Krylov-Schur maximum restarts; 0 = SLEPc's default", 0);
-  s.add_int("spectrum.dense_max", 2048, "solver = auto: the largest d solved by lapack", 0);
+  add_dense_max_key(s);
   s.add_bool("spectrum.vectors", true, "store the eigenvectors (/spectrum/vectors [layers, nev, d])");
   return s;
 }
@@ -173,7 +173,7 @@ int run_spectrum(const Comm& comm, const DeckSchema& schema, const RunRequest& r
   if (s.nev > d)
     throw InputError("deck key 'spectrum.nev' = " + std::to_string(s.nev) + " exceeds d = " + std::to_string(d));
   std::string solver = deck.get_text("spectrum.solver");
-  if (solver == "auto") solver = d <= deck.get_int("spectrum.dense_max") ? "lapack" : "krylovschur";
+  solver = use_krylov(solver, d, deck.get_int("spectrum.dense_max")) ? "krylovschur" : "lapack";
   const std::string& op = deck.get_text("spectrum.operator");
   if (solver == "krylovschur" && s.ncv > 0 && (s.ncv <= s.nev || s.ncv > d))
     throw InputError("deck key 'spectrum.ncv' = " + std::to_string(s.ncv) + " must lie in (nev = " +

@@ -8,6 +8,7 @@
 #include <limits>
 #include <string>
 
+#include "tokdyn/core/deck.hpp"
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/core/random.hpp"
 #include "tokdyn/spectral/dense_eigen.hpp"
@@ -473,6 +474,17 @@ EigenResult eigen_lapack(MPI_Comm comm, const Partition& rows, std::vector<doubl
   if (s.left) scatter(left, r.left);
   finish(comm, rows, rank, s, r.nev, r);
   return r;
+}
+
+bool use_krylov(const std::string& solver, int d, std::int64_t dense_max) {
+  if (solver == "auto") return d > dense_max;
+  return solver == "krylovschur";
+}
+
+void add_dense_max_key(DeckSchema& s) {
+  // 2048: the dense problem (F, its eigenvectors and dgeev's work, 5 d^2 doubles) is 170 MB there, on
+  // every rank that solves it; above, Krylov–Schur's matrix-free products need O(d D / P) per rank.
+  s.add_int("spectrum.dense_max", 2048, "solver auto: the largest d solved by LAPACK (dgeev); Krylov-Schur above", 0);
 }
 
 }  // namespace tokdyn

@@ -6,6 +6,7 @@
 
 #include "tokdyn/core/random.hpp"
 #include "tokdyn/spectral/dense_eigen.hpp"
+#include "tokdyn/spectral/eigensolver.hpp"
 
 namespace tokdyn {
 namespace {
@@ -89,3 +90,12 @@ TEST(DenseEigen, KnownSpectrumSortedByModulusWithPairsTogether) {
 
 }  // namespace
 }  // namespace tokdyn
+
+TEST(SolverChoice, AutoIsLapackUpToDenseMaxForEveryCommand) {
+  // spectrum and power call this one rule: d = dense_max is still dense, one more is Krylov-Schur.
+  EXPECT_FALSE(tokdyn::use_krylov("auto", 2048, 2048));
+  EXPECT_TRUE(tokdyn::use_krylov("auto", 2049, 2048));
+  EXPECT_TRUE(tokdyn::use_krylov("auto", 3, 0));
+  EXPECT_TRUE(tokdyn::use_krylov("krylovschur", 2, 2048));
+  EXPECT_FALSE(tokdyn::use_krylov("lapack", 1 << 20, 2048));
+}

@@ -13,6 +13,8 @@
 
 namespace tokdyn {
 
+class DeckSchema;
+
 enum class Which { largest_magnitude, largest_real };
 
 struct EigenSettings {
@@ -63,5 +65,11 @@ EigenResult eigen_operator(MPI_Comm comm, const LayerOperator& op, const EigenSe
 // LAPACK dgeev (dense_eigen) of the whole F gathered on rank 0, results broadcast: identical on every
 // rank. Residuals: dense_residual, |F v - lambda v| / (|F|_F |v|).
 EigenResult eigen_lapack(MPI_Comm comm, const Partition& rows, std::vector<double> f_local, const EigenSettings& s);
+
+// The one choice between the dense and the Krylov solver, for every command that solves layer spectra:
+// solver "lapack", "krylovschur", or "auto" (LAPACK for d <= dense_max, Krylov–Schur above). True: Krylov–Schur.
+bool use_krylov(const std::string& solver, int d, std::int64_t dense_max);
+// spectrum.dense_max, the d up to which "auto" means LAPACK (declared once, for spectrum and power).
+void add_dense_max_key(DeckSchema& schema);
 
 }  // namespace tokdyn
