@@ -40,25 +40,6 @@ std::vector<std::int64_t> layers_of(const std::string& text, std::int64_t layers
   return out;
 }
 
-// Row `row` of a series [rows, k, d]: this rank's columns [begin, begin + count) of its k lines, from
-// data [k, count] row-major. Collective.
-void write_columns(hid_t dataset, hsize_t row, hsize_t k, const std::vector<double>& data, hsize_t begin,
-                   hsize_t count) {
-  if (h5::dims(dataset)[0] < row + 1) h5::set_series_rows(dataset, row + 1);
-  h5::Handle file_space = h5::make_space_handle(TOKDYN_H5(H5Dget_space(dataset)));
-  const hsize_t n = std::max<hsize_t>(k * count, 1);  // a rank without columns selects none of one element
-  h5::Handle mem_space = h5::make_space_handle(TOKDYN_H5(H5Screate_simple(1, &n, nullptr)));
-  if (k * count == 0) {
-    TOKDYN_H5(H5Sselect_none(file_space));
-    TOKDYN_H5(H5Sselect_none(mem_space));
-  } else {
-    const hsize_t start[3] = {row, 0, begin}, size[3] = {1, k, count};
-    TOKDYN_H5(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, nullptr, size, nullptr));
-  }
-  h5::Handle dxpl = h5::collective_transfer();
-  TOKDYN_H5(H5Dwrite(dataset, H5T_NATIVE_DOUBLE, mem_space, file_space, dxpl, data.data()));
-}
-
 // [rows, count] vector rows padded with NaN rows to [nev, count].
 std::vector<double> padded(const std::vector<double>& rows, int nev, std::int64_t count) {
   std::vector<double> out(static_cast<std::size_t>(nev) * count, nan);
@@ -104,13 +85,14 @@ struct SpectrumFile {
     scalar_d("build_seconds", build);
     scalar_i("iterations", r.iterations);
     const std::int64_t begin = rows.begin(rank), count = rows.count(rank);
-    write_columns(series(file, "plane", H5T_IEEE_F64LE, {2, n}), row, 2,
-                  r.plane.empty() ? padded({}, 2, count) : r.plane, begin, count);
-    if (vectors) write_columns(series(file, "vectors", H5T_IEEE_F64LE, {k, n}), row, nev, padded(r.right, nev, count),
-                               begin, count);
+    h5::write_series_columns(series(file, "plane", H5T_IEEE_F64LE, {2, n}), row, 2,
+                             (r.plane.empty() ? padded({}, 2, count) : r.plane).data(), begin, count);
+    if (vectors)
+      h5::write_series_columns(series(file, "vectors", H5T_IEEE_F64LE, {k, n}), row, k,
+                               padded(r.right, nev, count).data(), begin, count);
     if (vectors && left)
-      write_columns(series(file, "left_vectors", H5T_IEEE_F64LE, {k, n}), row, nev, padded(r.left, nev, count), begin,
-                    count);
+      h5::write_series_columns(series(file, "left_vectors", H5T_IEEE_F64LE, {k, n}), row, k,
+                               padded(r.left, nev, count).data(), begin, count);
     if (row == 0)
       for (const char* timing : {"seconds", "build_seconds"})
         h5::write_attribute(series(file, timing, H5T_IEEE_F64LE, {}), "timing", std::int64_t(1));

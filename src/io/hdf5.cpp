@@ -381,6 +381,22 @@ void write_series_row(hid_t dataset, hsize_t row, hid_t mem_type, const void* da
   transfer_slab(dataset, mem_type, const_cast<void*>(data), begin, count, true, 1, row);
 }
 
+void write_series_columns(hid_t dataset, hsize_t row, hsize_t k, const double* data, hsize_t begin, hsize_t count) {
+  if (dims(dataset)[0] < row + 1) set_series_rows(dataset, row + 1);
+  Handle file_space = make_space_handle(TOKDYN_H5(H5Dget_space(dataset)));
+  const hsize_t n = std::max<hsize_t>(k * count, 1);  // a rank without columns selects none of one element
+  Handle mem_space = make_space_handle(TOKDYN_H5(H5Screate_simple(1, &n, nullptr)));
+  if (k * count == 0) {
+    TOKDYN_H5(H5Sselect_none(file_space));
+    TOKDYN_H5(H5Sselect_none(mem_space));
+  } else {
+    const hsize_t start[3] = {row, 0, begin}, size[3] = {1, k, count};
+    TOKDYN_H5(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, nullptr, size, nullptr));
+  }
+  Handle dxpl = collective_transfer();
+  TOKDYN_H5(H5Dwrite(dataset, H5T_NATIVE_DOUBLE, mem_space, file_space, dxpl, data));
+}
+
 Handle create_dataset(hid_t parent, const std::string& name, hid_t type, const std::vector<hsize_t>& shape) {
   Handle space = make_space_handle(TOKDYN_H5(H5Screate_simple(static_cast<int>(shape.size()), shape.data(), nullptr)));
   return make_dataset_handle(

@@ -88,6 +88,10 @@ Handle create_series(hid_t parent, const std::string& name, hid_t type, const st
 // Collective: grows the series to row + 1 rows if needed and writes row `row`. This rank writes
 // elements [begin, begin + count) of the row's first dimension (a 1-D series: count is 0 or 1).
 void write_series_row(hid_t dataset, hsize_t row, hid_t mem_type, const void* data, hsize_t begin, hsize_t count);
+// Collective: row `row` of a series of [k, n] rows (grown as above), by columns: this rank writes
+// columns [begin, begin + count) of each of the k sub-rows, data [k, count] row-major (a rank with no
+// columns, count = 0, takes part with an empty selection).
+void write_series_columns(hid_t dataset, hsize_t row, hsize_t k, const double* data, hsize_t begin, hsize_t count);
 // Collective: shrinks (or grows) the number of rows.
 void set_series_rows(hid_t dataset, hsize_t rows);
 
