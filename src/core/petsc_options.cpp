@@ -13,37 +13,28 @@
 
 #include "tokdyn/core/deck.hpp"
 #include "tokdyn/core/error.hpp"
+#include "tokdyn/core/petsc_owned.hpp"
 
 namespace tokdyn {
 namespace {
 
-// The tiny instances, destroyed in reverse order of creation whether or not configuring them succeeded
-// (a destructor cannot throw: a failed destroy leaks a tiny object on a run that is about to stop).
+// The tiny instances, destroyed in reverse order of declaration whether or not configuring them succeeded.
 struct Probes {
-  Mat matrix = nullptr;
-  EPS eps = nullptr;
-  DM grid = nullptr;
-  Vec global = nullptr, local = nullptr, all = nullptr;
-  VecScatter to_all = nullptr;
-  ~Probes() {
-    VecScatterDestroy(&to_all);
-    VecDestroy(&all);
-    VecDestroy(&local);
-    VecDestroy(&global);
-    DMDestroy(&grid);
-    EPSDestroy(&eps);
-    MatDestroy(&matrix);
-  }
+  OwnedMat matrix;
+  OwnedEps eps;
+  OwnedDM grid;
+  OwnedVec global, local, all;
+  OwnedVecScatter to_all;
 };
 
 // Set up as src/spectral/eigensolver.cpp sets up its EPS before EPSSetFromOptions: the same type and problem
 // type, so that the same type-specific options (-eps_krylovschur_restart) are read. One row per rank.
 PetscErrorCode configure_eps(MPI_Comm comm, Probes& p) {
   PetscFunctionBeginUser;
-  PetscCall(MatCreateDense(comm, 1, 1, PETSC_DETERMINE, PETSC_DETERMINE, nullptr, &p.matrix));
+  PetscCall(MatCreateDense(comm, 1, 1, PETSC_DETERMINE, PETSC_DETERMINE, nullptr, p.matrix.out()));
   PetscCall(MatAssemblyBegin(p.matrix, MAT_FINAL_ASSEMBLY));
   PetscCall(MatAssemblyEnd(p.matrix, MAT_FINAL_ASSEMBLY));
-  PetscCall(EPSCreate(comm, &p.eps));
+  PetscCall(EPSCreate(comm, p.eps.out()));
   PetscCall(EPSSetOperators(p.eps, p.matrix, nullptr));
   PetscCall(EPSSetProblemType(p.eps, EPS_NHEP));
   PetscCall(EPSSetType(p.eps, EPSKRYLOVSCHUR));
@@ -56,11 +47,11 @@ PetscErrorCode configure_dmda(MPI_Comm comm, Probes& p) {
   PetscFunctionBeginUser;
   PetscMPIInt size = 1;
   PetscCallMPI(MPI_Comm_size(comm, &size));
-  PetscCall(DMDACreate1d(comm, DM_BOUNDARY_PERIODIC, 8 * size, 1, 2, nullptr, &p.grid));
+  PetscCall(DMDACreate1d(comm, DM_BOUNDARY_PERIODIC, 8 * size, 1, 2, nullptr, p.grid.out()));
   PetscCall(DMSetUp(p.grid));
-  PetscCall(DMCreateGlobalVector(p.grid, &p.global));
-  PetscCall(DMCreateLocalVector(p.grid, &p.local));
-  PetscCall(VecScatterCreateToAll(p.global, &p.to_all, &p.all));
+  PetscCall(DMCreateGlobalVector(p.grid, p.global.out()));
+  PetscCall(DMCreateLocalVector(p.grid, p.local.out()));
+  PetscCall(VecScatterCreateToAll(p.global, p.to_all.out(), p.all.out()));
   PetscFunctionReturn(0);
 }
 

@@ -39,12 +39,12 @@ CircleGridSolver::CircleGridSolver(MPI_Comm comm, const CircleGridParams& params
   width_ = kTwoPi / static_cast<double>(m);
 
   // Stencil width 2: the MUSCL value at a face needs two cells on each side.
-  TOKDYN_PETSC_CHECK(DMDACreate1d(comm_, DM_BOUNDARY_PERIODIC, static_cast<PetscInt>(m), 1, 2, nullptr, &da_));
+  TOKDYN_PETSC_CHECK(DMDACreate1d(comm_, DM_BOUNDARY_PERIODIC, static_cast<PetscInt>(m), 1, 2, nullptr, da_.out()));
   TOKDYN_PETSC_CHECK(DMSetUp(da_));
-  TOKDYN_PETSC_CHECK(DMCreateGlobalVector(da_, &rho_));
-  TOKDYN_PETSC_CHECK(VecDuplicate(rho_, &predictor_));
-  TOKDYN_PETSC_CHECK(DMCreateLocalVector(da_, &local_));
-  TOKDYN_PETSC_CHECK(VecScatterCreateToAll(rho_, &to_all_, &all_));
+  TOKDYN_PETSC_CHECK(DMCreateGlobalVector(da_, rho_.out()));
+  TOKDYN_PETSC_CHECK(VecDuplicate(rho_, predictor_.out()));
+  TOKDYN_PETSC_CHECK(DMCreateLocalVector(da_, local_.out()));
+  TOKDYN_PETSC_CHECK(VecScatterCreateToAll(rho_, to_all_.out(), all_.out()));
   TOKDYN_PETSC_CHECK(DMDAGetCorners(da_, &first_cell_, nullptr, nullptr, &cells_local_, nullptr, nullptr));
   // Checkpoints store the cells in the block partition of tokdyn; PETSc's default 1-D split is the same.
   int rank = 0;
@@ -116,17 +116,12 @@ CircleGridSolver::CircleGridSolver(MPI_Comm comm, const CircleGridParams& params
 }
 
 CircleGridSolver::~CircleGridSolver() {
-  // Reverse order of creation; a destructor cannot report errors, and these calls only free memory.
+  // Reverse order of creation; a destructor cannot report errors, and these calls only free memory. The PETSc
+  // objects are members that destroy themselves.
   if (backward_) fftw_destroy_plan(backward_);
   if (forward_) fftw_destroy_plan(forward_);
   fftw_free(fft_spec_);
   fftw_free(fft_real_);
-  VecScatterDestroy(&to_all_);
-  VecDestroy(&all_);
-  VecDestroy(&local_);
-  VecDestroy(&predictor_);
-  VecDestroy(&rho_);
-  DMDestroy(&da_);
 }
 
 void CircleGridSolver::forward(const double* in, std::vector<std::complex<double>>& out) {

@@ -10,6 +10,7 @@
 
 #include "tokdyn/core/deck.hpp"
 #include "tokdyn/core/error.hpp"
+#include "tokdyn/core/petsc_owned.hpp"
 #include "tokdyn/core/random.hpp"
 #include "tokdyn/spectral/dense_eigen.hpp"
 
@@ -186,8 +187,8 @@ EigenResult solve_right(MPI_Comm comm, Mat a, const Partition& rows, const Eigen
   int rank = 0;
   TOKDYN_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   const std::int64_t begin = rows.begin(rank), n = rows.count(rank);
-  EPS eps = nullptr;
-  TOKDYN_PETSC_CHECK(EPSCreate(comm, &eps));
+  OwnedEps eps;
+  TOKDYN_PETSC_CHECK(EPSCreate(comm, eps.out()));
   TOKDYN_PETSC_CHECK(EPSSetOperators(eps, a, nullptr));
   TOKDYN_PETSC_CHECK(EPSSetProblemType(eps, EPS_NHEP));
   TOKDYN_PETSC_CHECK(EPSSetType(eps, EPSKRYLOVSCHUR));
@@ -196,8 +197,8 @@ EigenResult solve_right(MPI_Comm comm, Mat a, const Partition& rows, const Eigen
   TOKDYN_PETSC_CHECK(EPSSetWhichEigenpairs(
       eps, s.which == Which::largest_real ? EPS_LARGEST_REAL : EPS_LARGEST_MAGNITUDE));
   // A start vector keyed by global row: the same Krylov space at any rank count.
-  Vec start = nullptr, xr = nullptr, xi = nullptr;
-  TOKDYN_PETSC_CHECK(MatCreateVecs(a, &start, nullptr));
+  OwnedVec start, xr, xi;
+  TOKDYN_PETSC_CHECK(MatCreateVecs(a, start.out(), nullptr));
   {
     const RandomStream rng(s.seed, Purpose::eigensolver_start);
     PetscScalar* v = nullptr;
@@ -208,20 +209,21 @@ EigenResult solve_right(MPI_Comm comm, Mat a, const Partition& rows, const Eigen
   // Finite weights can still make F overflow (entries of 1e160): SLEPc would stop on some ranks only, in its
   // orthogonalisation, and leave the others waiting. One product first, and every rank agrees it is finite.
   {
-    Vec product = nullptr;
-    TOKDYN_PETSC_CHECK(MatCreateVecs(a, nullptr, &product));
+    OwnedVec product;
+    TOKDYN_PETSC_CHECK(MatCreateVecs(a, nullptr, product.out()));
     TOKDYN_PETSC_CHECK(MatMult(a, start, product));
     const PetscScalar* p = nullptr;
     bool finite = true;
     TOKDYN_PETSC_CHECK(VecGetArrayRead(product, &p));
     for (std::int64_t i = 0; i < n; ++i) finite = finite && std::isfinite(p[i]);
     TOKDYN_PETSC_CHECK(VecRestoreArrayRead(product, &p));
-    TOKDYN_PETSC_CHECK(VecDestroy(&product));
+    product.reset();
     require_all(comm, finite,
                 "the layer matrix overflows double precision (NaN or Inf in its product with the start vector): "
                 "weights too large?");
   }
-  TOKDYN_PETSC_CHECK(EPSSetInitialSpace(eps, 1, &start));
+  Vec space[1] = {start};
+  TOKDYN_PETSC_CHECK(EPSSetInitialSpace(eps, 1, space));
   Monitor monitor{rank, s.progress_interval, MPI_Wtime(), MPI_Wtime()};
   if (s.progress_interval > 0) TOKDYN_PETSC_CHECK(EPSMonitorSet(eps, monitor_progress, &monitor, nullptr));
   TOKDYN_PETSC_CHECK(EPSSetFromOptions(eps));
@@ -248,8 +250,8 @@ EigenResult solve_right(MPI_Comm comm, Mat a, const Partition& rows, const Eigen
   }
   const std::vector<Item> kept = leading(items, s.which, r.nev);
 
-  TOKDYN_PETSC_CHECK(MatCreateVecs(a, &xr, nullptr));
-  TOKDYN_PETSC_CHECK(MatCreateVecs(a, &xi, nullptr));
+  TOKDYN_PETSC_CHECK(MatCreateVecs(a, xr.out(), nullptr));
+  TOKDYN_PETSC_CHECK(MatCreateVecs(a, xi.out(), nullptr));
   for (const Item& it : kept) r.converged += it.pair ? 2 : 1;
   r.re.resize(r.converged);
   r.im.resize(r.converged);
@@ -275,10 +277,10 @@ EigenResult solve_right(MPI_Comm comm, Mat a, const Partition& rows, const Eigen
     }
     k += it.pair ? 2 : 1;
   }
-  TOKDYN_PETSC_CHECK(VecDestroy(&xi));
-  TOKDYN_PETSC_CHECK(VecDestroy(&xr));
-  TOKDYN_PETSC_CHECK(VecDestroy(&start));
-  TOKDYN_PETSC_CHECK(EPSDestroy(&eps));
+  xi.reset();  // in reverse order of creation, each destroy checked
+  xr.reset();
+  start.reset();
+  eps.reset();
   return r;
 }
 
@@ -293,10 +295,10 @@ EigenResult solve_eps(MPI_Comm comm, Mat a, const Partition& rows, const EigenSe
   if (s.residual) TOKDYN_PETSC_CHECK(MatShift(a, 1.0));
   EigenResult r = solve_right(comm, a, rows, s);
   if (s.left) {
-    Mat at = nullptr;
-    TOKDYN_PETSC_CHECK(MatCreateTranspose(a, &at));
+    OwnedMat at;
+    TOKDYN_PETSC_CHECK(MatCreateTranspose(a, at.out()));
     const EigenResult l = solve_right(comm, at, rows, s);
-    TOKDYN_PETSC_CHECK(MatDestroy(&at));
+    at.reset();
     r.left.assign(r.right.size(), 0.0);
     r.left_residual.assign(r.converged, 0.0);
     std::vector<bool> used(l.converged, false);
@@ -340,8 +342,8 @@ EigenResult eigen_dense(MPI_Comm comm, const Partition& rows, std::vector<double
   int rank = 0;
   TOKDYN_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   const std::int64_t n = rows.count(rank), d = rows.n_global;
-  Mat a = nullptr;
-  TOKDYN_PETSC_CHECK(MatCreateDense(comm, n, n, d, d, nullptr, &a));
+  OwnedMat a;
+  TOKDYN_PETSC_CHECK(MatCreateDense(comm, n, n, d, d, nullptr, a.out()));
   PetscScalar* m = nullptr;
   PetscInt lda = 0;
   TOKDYN_PETSC_CHECK(MatDenseGetLDA(a, &lda));
@@ -354,7 +356,7 @@ EigenResult eigen_dense(MPI_Comm comm, const Partition& rows, std::vector<double
   TOKDYN_PETSC_CHECK(MatAssemblyBegin(a, MAT_FINAL_ASSEMBLY));
   TOKDYN_PETSC_CHECK(MatAssemblyEnd(a, MAT_FINAL_ASSEMBLY));
   EigenResult r = solve_eps(comm, a, rows, s);
-  TOKDYN_PETSC_CHECK(MatDestroy(&a));
+  a.reset();
   return r;
 }
 
@@ -362,18 +364,18 @@ EigenResult eigen_operator(MPI_Comm comm, const LayerOperator& op, const EigenSe
   int rank = 0;
   TOKDYN_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   const std::int64_t n = op.rows().count(rank), d = op.d();
-  Mat a = nullptr;
+  OwnedMat a;
   // The residual is the operator's own (I + F): MatShift on a shell would work too, but one place is enough.
   EigenSettings plain = s;
   plain.residual = false;
-  TOKDYN_PETSC_CHECK(MatCreateShell(comm, n, n, d, d, const_cast<LayerOperator*>(&op), &a));
+  TOKDYN_PETSC_CHECK(MatCreateShell(comm, n, n, d, d, const_cast<LayerOperator*>(&op), a.out()));
   TOKDYN_PETSC_CHECK(
       MatShellSetOperation(a, MATOP_MULT, reinterpret_cast<void (*)(void)>(shell_product<&LayerOperator::apply>)));
   TOKDYN_PETSC_CHECK(
       MatShellSetOperation(a, MATOP_MULT_TRANSPOSE,
                            reinterpret_cast<void (*)(void)>(shell_product<&LayerOperator::apply_transpose>)));
   EigenResult r = solve_eps(comm, a, op.rows(), plain);
-  TOKDYN_PETSC_CHECK(MatDestroy(&a));
+  a.reset();
   return r;
 }
 

@@ -15,6 +15,7 @@
 #include <memory>
 #include <vector>
 
+#include "tokdyn/core/petsc_owned.hpp"
 #include "tokdyn/dynamics/meanfield.hpp"
 #include "tokdyn/io/hdf5.hpp"
 #include "tokdyn/noise/brownian_path.hpp"
@@ -89,9 +90,9 @@ class CircleGridSolver final : public MeanFieldSolver {
   CircleGridParams params_;
   std::unique_ptr<GaussianField> field_;
   double width_;  // dtheta = 2 pi / M
-  DM da_ = nullptr;
-  Vec rho_ = nullptr, predictor_ = nullptr, local_ = nullptr, all_ = nullptr;
-  VecScatter to_all_ = nullptr;
+  OwnedDM da_;  // the PETSc objects go in reverse order: the scatter, the vectors, then the DM
+  OwnedVec rho_, predictor_, local_, all_;
+  OwnedVecScatter to_all_;
   PetscInt first_cell_ = 0, cells_local_ = 0;  // owned cells [first, first + count)
   std::int64_t first_face_ = 0, faces_ = 0;    // faces f (right face of cell f, at (f + 1) dtheta) of this rank
   std::vector<double> psi_;                    // [faces, K, 2] tangential field modes at the faces
