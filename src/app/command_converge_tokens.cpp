@@ -7,8 +7,8 @@
 
 #include "commands.hpp"
 #include "tokdyn/core/error.hpp"
-#include "tokdyn/dynamics/chaos.hpp"
-#include "tokdyn/dynamics/meanfield.hpp"
+#include "tokdyn/studies/chaos.hpp"
+#include "tokdyn/meanfield/meanfield.hpp"
 #include "tokdyn/io/run_file.hpp"
 
 namespace tokdyn {

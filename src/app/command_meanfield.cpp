@@ -3,8 +3,8 @@
 #include <cstdio>
 
 #include "commands.hpp"
-#include "tokdyn/dynamics/meanfield.hpp"
-#include "tokdyn/dynamics/meanfield_run.hpp"
+#include "tokdyn/meanfield/meanfield.hpp"
+#include "tokdyn/meanfield/meanfield_run.hpp"
 
 namespace tokdyn {
 

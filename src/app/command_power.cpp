@@ -16,13 +16,13 @@
 #include "tokdyn/io/hdf5.hpp"
 #include "tokdyn/io/run_file.hpp"
 #include "tokdyn/io/token_file.hpp"
-#include "tokdyn/spectral/alignment.hpp"
+#include "tokdyn/power/alignment.hpp"
 #include "tokdyn/spectral/dense_eigen.hpp"
 #include "tokdyn/spectral/eigensolver.hpp"
 #include "tokdyn/spectral/layer_matrix.hpp"
-#include "tokdyn/spectral/layer_weights.hpp"
-#include "tokdyn/spectral/power_layer.hpp"
-#include "tokdyn/spectral/steering.hpp"
+#include "tokdyn/weights/layer_weights.hpp"
+#include "tokdyn/power/power_layer.hpp"
+#include "tokdyn/power/steering.hpp"
 #include "tokdyn/sphere/sphere.hpp"
 
 namespace tokdyn {

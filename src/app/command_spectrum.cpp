@@ -14,7 +14,7 @@
 #include "tokdyn/io/run_file.hpp"
 #include "tokdyn/spectral/distributed_layer_matrix.hpp"
 #include "tokdyn/spectral/eigensolver.hpp"
-#include "tokdyn/spectral/layer_weights.hpp"
+#include "tokdyn/weights/layer_weights.hpp"
 
 namespace tokdyn {
 namespace {

@@ -8,7 +8,7 @@
 #include "commands.hpp"
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/diagnostics/lyapunov.hpp"
-#include "tokdyn/dynamics/synchronization.hpp"
+#include "tokdyn/studies/synchronization.hpp"
 #include "tokdyn/io/run_file.hpp"
 #include "tokdyn/run/keys.hpp"
 

@@ -1,11 +1,11 @@
 // tokdyn weights: converts any registered weight source (a safetensors model, synthetic weights, ...)
-// into tokdyn's HDF5 layout (spectral/hdf5_weights.hpp) and prints its shape.
+// into tokdyn's HDF5 layout (weights/hdf5_weights.hpp) and prints its shape.
 #include <cstdio>
 #include <string>
 
 #include "commands.hpp"
-#include "tokdyn/spectral/hdf5_weights.hpp"
-#include "tokdyn/spectral/layer_weights.hpp"
+#include "tokdyn/weights/hdf5_weights.hpp"
+#include "tokdyn/weights/layer_weights.hpp"
 
 namespace tokdyn {
 

@@ -42,7 +42,7 @@ PetscErrorCode configure_eps(MPI_Comm comm, Probes& p) {
   PetscFunctionReturn(0);
 }
 
-// Built as src/dynamics/circle_grid.cpp builds the grid (8 cells per rank: the stencil is 2 wide).
+// Built as src/meanfield/circle_grid.cpp builds the grid (8 cells per rank: the stencil is 2 wide).
 PetscErrorCode configure_dmda(MPI_Comm comm, Probes& p) {
   PetscFunctionBeginUser;
   PetscMPIInt size = 1;

@@ -4,6 +4,9 @@
 #include <cmath>
 
 #include "tokdyn/core/blas.hpp"
+#include "tokdyn/dynamics/schemes/euler_maruyama.hpp"
+#include "tokdyn/dynamics/schemes/heun.hpp"
+#include "tokdyn/dynamics/schemes/projected.hpp"
 #include "tokdyn/sphere/sphere.hpp"
 
 namespace tokdyn {
@@ -11,6 +14,7 @@ namespace {
 constexpr std::int64_t kChunk = 256;  // token rows per feature chunk
 }
 
+// The list of SDE schemes: adding a scheme is its class (dynamics/schemes/) plus one line here.
 const SdeRegistry& sde_schemes() {
   static const SdeRegistry registry = [] {
     SdeRegistry r("SDE scheme");
@@ -80,54 +84,6 @@ void SdeScheme::ito_correction(const double* x, double* out) const {
   tangent_project(x, out, n_local_, d);
   for (std::int64_t i = 0; i < n_local_; ++i)
     for (int a = 0; a < d; ++a) out[i * d + a] = 0.25 * out[i * d + a] - 0.5 * (d - 1) * v[i] * x[i * d + a];
-}
-
-void EulerMaruyama::step(std::int64_t layer, double* x) {
-  const std::size_t nd = static_cast<std::size_t>(n_local_) * params_.d;
-  drift_.resize(nd);
-  noise_.resize(nd);
-  tangent_drift(x, drift_.data());
-  if (field_ && params_.radial_drift) {
-    ito_correction(x, work_.data());
-    for (std::size_t k = 0; k < nd; ++k) drift_[k] += work_[k];
-  }
-  field_increment(x, increments(layer).data(), noise_.data(), true);
-  const double h = dt();
-  for (std::size_t k = 0; k < nd; ++k) x[k] += h * drift_[k] + noise_[k];
-  if (params_.project) normalize_rows(x, n_local_, params_.d);
-}
-
-void StratonovichHeun::step(std::int64_t layer, double* x) {
-  const std::size_t nd = static_cast<std::size_t>(n_local_) * params_.d;
-  for (auto* v : {&f0_, &g0_, &f1_, &g1_, &predictor_}) v->resize(nd);
-  const double h = dt();
-  const double* dB = increments(layer).data();
-  tangent_drift(x, f0_.data());
-  field_increment(x, dB, g0_.data(), true);
-  for (std::size_t k = 0; k < nd; ++k) predictor_[k] = x[k] + h * f0_[k] + g0_[k];
-  // Projected: the corrector's fields are evaluated on the sphere too, where every attention style (the
-  // Fourier one reads angles) and field agrees.
-  if (params_.project) normalize_rows(predictor_.data(), n_local_, params_.d);
-  tangent_drift(predictor_.data(), f1_.data());
-  field_increment(predictor_.data(), dB, g1_.data(), true);
-  for (std::size_t k = 0; k < nd; ++k) x[k] += 0.5 * h * (f0_[k] + f1_[k]) + 0.5 * (g0_[k] + g1_[k]);
-  if (params_.project) normalize_rows(x, n_local_, params_.d);
-}
-
-void ProjectedStep::step(std::int64_t layer, double* x) {
-  const std::size_t nd = static_cast<std::size_t>(n_local_) * params_.d;
-  buffer_.resize(nd);
-  if (attention_) {
-    attention_->apply(x, buffer_.data());
-    const double h = params_.factor * dt();
-    for (std::size_t k = 0; k < nd; ++k) x[k] += h * buffer_[k];
-    normalize_rows(x, n_local_, params_.d);
-  }
-  if (field_) {
-    field_increment(x, increments(layer).data(), buffer_.data(), false);
-    for (std::size_t k = 0; k < nd; ++k) x[k] += buffer_[k];
-    normalize_rows(x, n_local_, params_.d);
-  }
 }
 
 }  // namespace tokdyn

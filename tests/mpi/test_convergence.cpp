@@ -8,7 +8,7 @@
 
 #include "tokdyn/core/comm.hpp"
 #include "tokdyn/diagnostics/fit.hpp"
-#include "tokdyn/dynamics/convergence.hpp"
+#include "tokdyn/studies/convergence.hpp"
 
 using namespace tokdyn;
 

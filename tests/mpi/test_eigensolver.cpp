@@ -16,7 +16,7 @@
 #include "tokdyn/spectral/distributed_layer_matrix.hpp"
 #include "tokdyn/spectral/eigensolver.hpp"
 #include "tokdyn/spectral/layer_matrix.hpp"
-#include "tokdyn/spectral/synthetic_weights.hpp"
+#include "tokdyn/weights/synthetic_weights.hpp"
 
 using namespace tokdyn;
 

@@ -10,8 +10,8 @@
 #include "tokdyn/core/comm.hpp"
 #include "tokdyn/core/deck.hpp"
 #include "tokdyn/diagnostics/fit.hpp"
-#include "tokdyn/dynamics/circle_grid.hpp"
-#include "tokdyn/dynamics/meanfield.hpp"
+#include "tokdyn/meanfield/circle_grid.hpp"
+#include "tokdyn/meanfield/meanfield.hpp"
 
 using namespace tokdyn;
 

@@ -18,9 +18,9 @@
 #include "tokdyn/spectral/dense_eigen.hpp"
 #include "tokdyn/spectral/distributed_layer_matrix.hpp"
 #include "tokdyn/spectral/eigensolver.hpp"
-#include "tokdyn/spectral/hdf5_weights.hpp"
+#include "tokdyn/weights/hdf5_weights.hpp"
 #include "tokdyn/spectral/layer_matrix.hpp"
-#include "tokdyn/spectral/model_weights.hpp"
+#include "tokdyn/weights/model_weights.hpp"
 
 using namespace tokdyn;
 using tokdyn::test::ModelFile;

@@ -16,11 +16,11 @@
 #include "tokdyn/core/gather.hpp"
 #include "tokdyn/core/random.hpp"
 #include "tokdyn/diagnostics/fit.hpp"
-#include "tokdyn/spectral/alignment.hpp"
+#include "tokdyn/power/alignment.hpp"
 #include "tokdyn/spectral/layer_matrix.hpp"
-#include "tokdyn/spectral/power_layer.hpp"
-#include "tokdyn/spectral/steering.hpp"
-#include "tokdyn/spectral/synthetic_weights.hpp"
+#include "tokdyn/power/power_layer.hpp"
+#include "tokdyn/power/steering.hpp"
+#include "tokdyn/weights/synthetic_weights.hpp"
 #include "tokdyn/sphere/sphere.hpp"
 
 using namespace tokdyn;

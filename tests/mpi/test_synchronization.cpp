@@ -8,7 +8,7 @@
 #include "tokdyn/core/comm.hpp"
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/core/random.hpp"
-#include "tokdyn/dynamics/synchronization.hpp"
+#include "tokdyn/studies/synchronization.hpp"
 #include "tokdyn/sphere/sphere.hpp"
 
 using namespace tokdyn;

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "tokdyn/io/safetensors.hpp"
-#include "tokdyn/spectral/layer_weights.hpp"
+#include "tokdyn/weights/layer_weights.hpp"
 
 namespace tokdyn::test {
 

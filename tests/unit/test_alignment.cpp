@@ -9,9 +9,9 @@
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/core/lapack.hpp"
 #include "tokdyn/core/random.hpp"
-#include "tokdyn/spectral/alignment.hpp"
+#include "tokdyn/power/alignment.hpp"
 #include "tokdyn/spectral/layer_matrix.hpp"
-#include "tokdyn/spectral/steering.hpp"
+#include "tokdyn/power/steering.hpp"
 
 namespace tokdyn {
 namespace {

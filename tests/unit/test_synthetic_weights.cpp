@@ -8,7 +8,7 @@
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/spectral/dense_eigen.hpp"
 #include "tokdyn/spectral/layer_matrix.hpp"
-#include "tokdyn/spectral/synthetic_weights.hpp"
+#include "tokdyn/weights/synthetic_weights.hpp"
 
 namespace tokdyn {
 namespace {

@@ -68,34 +68,4 @@ class SdeScheme : public Dynamics {
 using SdeRegistry = Registry<SdeScheme, SdeSetup&>;
 const SdeRegistry& sde_schemes();
 
-// Euler-Maruyama on the Ito form.
-class EulerMaruyama final : public SdeScheme {
- public:
-  using SdeScheme::SdeScheme;
-  void step(std::int64_t layer, double* x) override;
-
- private:
-  std::vector<double> drift_, noise_;
-};
-
-// Stochastic Heun (predictor-corrector) on the Stratonovich tangent form.
-class StratonovichHeun final : public SdeScheme {
- public:
-  using SdeScheme::SdeScheme;
-  void step(std::int64_t layer, double* x) override;
-
- private:
-  std::vector<double> f0_, g0_, f1_, g1_, predictor_;
-};
-
-// The transformer's layer with the Gaussian field for the MLP: Y = LN(X + a dt Attn), X' = LN(Y + dW(Y)).
-class ProjectedStep final : public SdeScheme {
- public:
-  using SdeScheme::SdeScheme;
-  void step(std::int64_t layer, double* x) override;
-
- private:
-  std::vector<double> buffer_;
-};
-
 }  // namespace tokdyn

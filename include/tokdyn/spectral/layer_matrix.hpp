@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "tokdyn/spectral/layer_weights.hpp"
+#include "tokdyn/weights/layer_weights.hpp"
 
 namespace tokdyn {
 

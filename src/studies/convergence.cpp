@@ -1,4 +1,4 @@
-#include "tokdyn/dynamics/convergence.hpp"
+#include "tokdyn/studies/convergence.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
 // The [meanfield] deck keys, the initial law, and the list of mean-field solvers.
-#include "tokdyn/dynamics/meanfield.hpp"
+#include "tokdyn/meanfield/meanfield.hpp"
 
 #include <cmath>
 #include <limits>
@@ -10,8 +10,8 @@
 #include "tokdyn/core/partition.hpp"
 #include "tokdyn/core/random.hpp"
 #include "tokdyn/sphere/sphere.hpp"
-#include "tokdyn/dynamics/circle_grid.hpp"
-#include "tokdyn/dynamics/quadrature.hpp"
+#include "tokdyn/meanfield/circle_grid.hpp"
+#include "tokdyn/meanfield/quadrature.hpp"
 #include "tokdyn/noise/gaussian_field.hpp"
 #include "tokdyn/noise/random_mlp.hpp"
 #include "tokdyn/run/keys.hpp"

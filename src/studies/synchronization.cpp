@@ -1,4 +1,4 @@
-#include "tokdyn/dynamics/synchronization.hpp"
+#include "tokdyn/studies/synchronization.hpp"
 
 #include <algorithm>
 #include <cmath>

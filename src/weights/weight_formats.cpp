@@ -7,10 +7,10 @@
 
 #include "tokdyn/core/deck.hpp"
 #include "tokdyn/core/error.hpp"
-#include "tokdyn/spectral/hdf5_weights.hpp"
-#include "tokdyn/spectral/layer_weights.hpp"
-#include "tokdyn/spectral/model_weights.hpp"
-#include "tokdyn/spectral/synthetic_weights.hpp"
+#include "tokdyn/weights/hdf5_weights.hpp"
+#include "tokdyn/weights/layer_weights.hpp"
+#include "tokdyn/weights/model_weights.hpp"
+#include "tokdyn/weights/synthetic_weights.hpp"
 
 namespace tokdyn {
 namespace {

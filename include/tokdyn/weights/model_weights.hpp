@@ -24,7 +24,7 @@
 #include <string>
 
 #include "tokdyn/io/safetensors.hpp"
-#include "tokdyn/spectral/layer_weights.hpp"
+#include "tokdyn/weights/layer_weights.hpp"
 
 namespace tokdyn {
 

@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "tokdyn/spectral/layer_weights.hpp"
+#include "tokdyn/weights/layer_weights.hpp"
 
 namespace tokdyn {
 

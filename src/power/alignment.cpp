@@ -1,4 +1,4 @@
-#include "tokdyn/spectral/alignment.hpp"
+#include "tokdyn/power/alignment.hpp"
 
 #include <algorithm>
 #include <cmath>

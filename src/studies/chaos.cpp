@@ -1,4 +1,4 @@
-#include "tokdyn/dynamics/chaos.hpp"
+#include "tokdyn/studies/chaos.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,8 +8,8 @@
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/core/random.hpp"
 #include "tokdyn/diagnostics/measure_distance.hpp"
-#include "tokdyn/dynamics/meanfield.hpp"
-#include "tokdyn/dynamics/quadrature.hpp"
+#include "tokdyn/meanfield/meanfield.hpp"
+#include "tokdyn/meanfield/quadrature.hpp"
 
 namespace tokdyn {
 namespace {

@@ -8,7 +8,7 @@
 
 #include "tokdyn/core/comm.hpp"
 #include "tokdyn/core/partition.hpp"
-#include "tokdyn/dynamics/meanfield.hpp"
+#include "tokdyn/meanfield/meanfield.hpp"
 #include "tokdyn/run/state.hpp"
 
 namespace tokdyn {

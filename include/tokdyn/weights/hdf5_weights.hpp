@@ -14,7 +14,7 @@
 #include <memory>
 #include <string>
 
-#include "tokdyn/spectral/layer_weights.hpp"
+#include "tokdyn/weights/layer_weights.hpp"
 
 namespace tokdyn {
 

@@ -1,7 +1,7 @@
 // WeightSource over a HuggingFace safetensors file: the per-model table of tensor names and
 // orientations (see model_weights.hpp), the checks of names and shapes, and row reads in tokdyn's orientation
 // (doc/science.md section 7.5).
-#include "tokdyn/spectral/model_weights.hpp"
+#include "tokdyn/weights/model_weights.hpp"
 
 #include <cmath>
 #include <stdexcept>

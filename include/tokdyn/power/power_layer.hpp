@@ -11,7 +11,7 @@
 
 #include "tokdyn/attention/attention.hpp"
 #include "tokdyn/core/partition.hpp"
-#include "tokdyn/spectral/layer_weights.hpp"
+#include "tokdyn/weights/layer_weights.hpp"
 
 namespace tokdyn {
 

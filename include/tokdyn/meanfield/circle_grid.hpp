@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "tokdyn/core/petsc_owned.hpp"
-#include "tokdyn/dynamics/meanfield.hpp"
+#include "tokdyn/meanfield/meanfield.hpp"
 #include "tokdyn/io/hdf5.hpp"
 #include "tokdyn/noise/brownian_path.hpp"
 #include "tokdyn/noise/gaussian_field.hpp"

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "tokdyn/core/partition.hpp"
-#include "tokdyn/spectral/layer_weights.hpp"
+#include "tokdyn/weights/layer_weights.hpp"
 
 namespace tokdyn {
 

@@ -1,6 +1,6 @@
 // The HDF5 weights layout (hdf5_weights.hpp): a WeightSource that reads hyperslabs on one rank, and
 // the collective writer every conversion goes through.
-#include "tokdyn/spectral/hdf5_weights.hpp"
+#include "tokdyn/weights/hdf5_weights.hpp"
 
 #include <cmath>
 #include <filesystem>

@@ -1,4 +1,4 @@
-#include "tokdyn/spectral/steering.hpp"
+#include "tokdyn/power/steering.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,9 +7,9 @@
 
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/core/lapack.hpp"
-#include "tokdyn/spectral/alignment.hpp"
+#include "tokdyn/power/alignment.hpp"
 #include "tokdyn/spectral/layer_matrix.hpp"
-#include "tokdyn/spectral/power_layer.hpp"
+#include "tokdyn/power/power_layer.hpp"
 
 namespace tokdyn {
 

@@ -1,4 +1,4 @@
-#include "tokdyn/dynamics/circle_grid.hpp"
+#include "tokdyn/meanfield/circle_grid.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "tokdyn/spectral/synthetic_weights.hpp"
+#include "tokdyn/weights/synthetic_weights.hpp"
 
 #include <algorithm>
 #include <cmath>

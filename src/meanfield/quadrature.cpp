@@ -1,4 +1,4 @@
-#include "tokdyn/dynamics/quadrature.hpp"
+#include "tokdyn/meanfield/quadrature.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "tokdyn/dynamics/meanfield_run.hpp"
+#include "tokdyn/meanfield/meanfield_run.hpp"
 
 #include <cmath>
 

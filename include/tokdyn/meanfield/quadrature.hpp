@@ -11,7 +11,7 @@
 
 #include "tokdyn/core/partition.hpp"
 #include "tokdyn/diagnostics/pair_statistics.hpp"
-#include "tokdyn/dynamics/meanfield.hpp"
+#include "tokdyn/meanfield/meanfield.hpp"
 #include "tokdyn/dynamics/sde.hpp"
 #include "tokdyn/io/hdf5.hpp"
 

@@ -1,4 +1,4 @@
-#include "tokdyn/spectral/power_layer.hpp"
+#include "tokdyn/power/power_layer.hpp"
 
 #include <algorithm>
 #include <cmath>

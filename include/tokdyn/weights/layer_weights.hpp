@@ -84,7 +84,7 @@ auto read_collectively(MPI_Comm comm, Read&& read) -> decltype(read()) {
 std::int64_t first_nonfinite(const std::vector<double>& values);
 
 using WeightFormatRegistry = Registry<WeightSource, const Deck&, MPI_Comm>;
-// Every weight format, in one list (src/spectral/weight_formats.cpp): gpt2, bert, albert, gpt-neo
+// Every weight format, in one list (src/weights/weight_formats.cpp): gpt2, bert, albert, gpt-neo
 // (safetensors), hdf5 (the project's layout), synthetic (prescribed spectra).
 const WeightFormatRegistry& weight_formats();
 

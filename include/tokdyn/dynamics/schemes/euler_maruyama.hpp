@@ -1,0 +1,20 @@
+// Euler-Maruyama on the Ito form.
+// One scheme of the SDE registry (dynamics/sde.hpp, which lists every scheme).
+#pragma once
+
+#include <vector>
+
+#include "tokdyn/dynamics/sde.hpp"
+
+namespace tokdyn {
+
+class EulerMaruyama final : public SdeScheme {
+ public:
+  using SdeScheme::SdeScheme;
+  void step(std::int64_t layer, double* x) override;
+
+ private:
+  std::vector<double> drift_, noise_;
+};
+
+}  // namespace tokdyn
