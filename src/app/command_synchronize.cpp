@@ -15,19 +15,6 @@
 namespace tokdyn {
 namespace {
 
-// sigma(-v) = -sigma(v): without biases the field is odd and antipodal tokens stay antipodal.
-bool odd_activation(const Activation& a) {
-  for (double v : {0.3, 1.0, 2.5})
-    if (std::abs(a.value(-v) + a.value(v)) > 1e-12 * (1 + std::abs(a.value(v)))) return false;
-  return true;
-}
-
-bool is_identity(const std::vector<double>& m, int d, double scale) {
-  for (int a = 0; a < d; ++a)
-    for (int b = 0; b < d; ++b)
-      if (m[a * d + b] != (a == b ? scale : 0.0)) return false;
-  return true;
-}
 
 }  // namespace
 
@@ -79,24 +66,10 @@ int run_synchronize(const Comm& comm, const DeckSchema& schema, const RunRequest
   const int d = s.model.d;
   const MlpKernel kernel{&activation(s.mlp.activation), d, s.mlp.sigma_u, s.mlp.sigma_w};
   const LyapunovPrediction p = predict_lyapunov(kernel, s.beta);
-  // What keeps Thm 1.4 from applying to this deck: said in the output, not refused.
-  std::vector<std::string> notes;
+  const TheoremCheck theorem = check_theorem(s, p);
+  const std::vector<std::string>& notes = theorem.notes;
+  const bool odd = theorem.odd_field;
   char line[320];
-  if (p.lambdabar >= 0) {
-    std::snprintf(line, sizeof line, "lambdabar = %.4g >= 0: Thm 1.4 gives no decay (its bound grows)", p.lambdabar);
-    notes.push_back(line);
-  }
-  const bool odd = odd_activation(*kernel.act) && s.mlp.sigma_u == 0 && s.mlp.sigma_w == 0;
-  if (odd) notes.push_back("odd field (odd activation, no biases): Thm 1.4 does not apply; expect two antipodal clusters");
-  if (!s.mlp_enabled) notes.push_back("mlp.enabled = false: no noise; the kernel constants are those the MLP would have");
-  // Softmax attention with Q^T K = beta I, V = I never increases E_beta (eps = 0 in Thm 1.4), so the bound
-  // holds with it at any factor a >= 0, and without it; other weights or a repulsive factor void it.
-  const AttentionTraits& traits = attention_styles().traits(s.attention_style);
-  const bool identity = traits.normalized && traits.exponential && is_identity(s.weights.query, d, 1) &&
-                        is_identity(s.weights.key, d, 1) && is_identity(s.weights.value, d, 1);
-  if (s.model.factor < 0 || (s.model.factor > 0 && !identity))
-    notes.push_back("the bound assumes softmax attention with Q^T K = beta I, V = I and factor >= 0 (or none); "
-                    "this deck differs");
 
   // One replica per rank at a time: its tokens and their step buffers, its MLP, attention and pair pass.
   const double nd = static_cast<double>(s.model.n) * d;

@@ -2,17 +2,34 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <optional>
 
 #include "tokdyn/core/comm.hpp"
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/core/random.hpp"
 #include "tokdyn/diagnostics/pair_statistics.hpp"
+#include "tokdyn/noise/activation.hpp"
 #include "tokdyn/sphere/sphere.hpp"
 
 namespace tokdyn {
 
 namespace {
+
+// sigma(-v) = -sigma(v): without biases the field is odd and antipodal tokens stay antipodal.
+bool odd_activation(const Activation& a) {
+  for (double v : {0.3, 1.0, 2.5})
+    if (std::abs(a.value(-v) + a.value(v)) > 1e-12 * (1 + std::abs(a.value(v)))) return false;
+  return true;
+}
+
+bool is_identity(const std::vector<double>& m, int d, double scale) {
+  for (int a = 0; a < d; ++a)
+    for (int b = 0; b < d; ++b)
+      if (m[a * d + b] != (a == b ? scale : 0.0)) return false;
+  return true;
+}
+
 std::vector<std::int64_t> recorded_layers(const SynchronizationSetup& s) {
   std::vector<std::int64_t> layers;
   for (std::int64_t l = 0; l <= s.model.layers; ++l)
@@ -119,6 +136,30 @@ SynchronizationSummary summarize_synchronization(const SynchronizationResult& r,
     return least_squares_slope(t, y);
   }, 400, 0.05, seed);
   return out;
+}
+
+TheoremCheck check_theorem(const SynchronizationSetup& s, const LyapunovPrediction& p) {
+  TheoremCheck c;
+  const int d = s.model.d;
+  char line[320];
+  if (p.lambdabar >= 0) {
+    std::snprintf(line, sizeof line, "lambdabar = %.4g >= 0: Thm 1.4 gives no decay (its bound grows)", p.lambdabar);
+    c.notes.push_back(line);
+  }
+  c.odd_field = odd_activation(activation(s.mlp.activation)) && s.mlp.sigma_u == 0 && s.mlp.sigma_w == 0;
+  if (c.odd_field)
+    c.notes.push_back("odd field (odd activation, no biases): Thm 1.4 does not apply; expect two antipodal clusters");
+  if (!s.mlp_enabled)
+    c.notes.push_back("mlp.enabled = false: no noise; the kernel constants are those the MLP would have");
+  // Softmax attention with Q^T K = beta I, V = I never increases E_beta (eps = 0 in Thm 1.4), so the bound
+  // holds with it at any factor a >= 0, and without it; other weights or a repulsive factor void it.
+  const AttentionTraits& traits = attention_styles().traits(s.attention_style);
+  const bool identity = traits.normalized && traits.exponential && is_identity(s.weights.query, d, 1) &&
+                        is_identity(s.weights.key, d, 1) && is_identity(s.weights.value, d, 1);
+  if (s.model.factor < 0 || (s.model.factor > 0 && !identity))
+    c.notes.push_back("the bound assumes softmax attention with Q^T K = beta I, V = I and factor >= 0 (or none); "
+                      "this deck differs");
+  return c;
 }
 
 }  // namespace tokdyn

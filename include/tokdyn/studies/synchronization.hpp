@@ -12,6 +12,7 @@
 
 #include "tokdyn/attention/attention.hpp"
 #include "tokdyn/diagnostics/fit.hpp"
+#include "tokdyn/diagnostics/lyapunov.hpp"
 #include "tokdyn/dynamics/transformer.hpp"
 #include "tokdyn/noise/random_mlp.hpp"
 #include "tokdyn/run/replicas.hpp"
@@ -69,5 +70,14 @@ struct SynchronizationSummary {
 };
 SynchronizationSummary summarize_synchronization(const SynchronizationResult& result, double lambdabar_prime,
                                                  double fit_start, std::uint64_t seed);
+
+// Whether Thm 1.4 (doc/science.md section 6.4) applies to a setup with the exponents p of its MLP kernel:
+// what keeps it from applying, one sentence each (said in the output; the study runs either way), and
+// whether the field is odd (two antipodal clusters are then expected instead of one).
+struct TheoremCheck {
+  std::vector<std::string> notes;
+  bool odd_field = false;
+};
+TheoremCheck check_theorem(const SynchronizationSetup& setup, const LyapunovPrediction& p);
 
 }  // namespace tokdyn
