@@ -9,18 +9,6 @@
 
 namespace tokdyn {
 
-UniformAttention::UniformAttention(const AttentionContext& context) : context_(context) {
-  TOKDYN_MPI_CHECK(MPI_Comm_rank(context_.comm, &rank_));
-  n_local_ = context_.partition.count(rank_);
-  begin_ = context_.partition.begin(rank_);
-  check_same_shape(context_.weights, context_.weights, "uniform");
-}
-
-void UniformAttention::set_weights(const AttentionWeights& w) {
-  check_same_shape(context_.weights, w, "uniform");
-  context_.weights = w;
-}
-
 void UniformAttention::set_masses(const double* masses) {
   const bool uniform = validate_masses(context_.comm, n_local_, context_.partition.n_global, masses);
   if (uniform)
@@ -69,18 +57,6 @@ void UniformAttention::apply(const double* x, double* out) {
       oi[a] = acc[a] * inv;
     }
   }
-}
-
-IdentityAttention::IdentityAttention(const AttentionContext& context) : context_(context) {
-  int rank = 0;
-  TOKDYN_MPI_CHECK(MPI_Comm_rank(context_.comm, &rank));
-  n_local_ = context_.partition.count(rank);
-  check_same_shape(context_.weights, context_.weights, "identity");
-}
-
-void IdentityAttention::set_weights(const AttentionWeights& w) {
-  check_same_shape(context_.weights, w, "identity");
-  context_.weights = w;
 }
 
 void IdentityAttention::set_masses(const double* masses) {

@@ -133,6 +133,19 @@ void check_same_shape(const AttentionWeights& set, const AttentionWeights& next,
                    " heads");
 }
 
+AttentionStyle::AttentionStyle(const AttentionContext& context, std::string name)
+    : context_(context), name_(std::move(name)) {
+  TOKDYN_MPI_CHECK(MPI_Comm_rank(context_.comm, &rank_));
+  n_local_ = context_.partition.count(rank_);
+  begin_ = context_.partition.begin(rank_);
+  check_same_shape(context_.weights, context_.weights, name_);
+}
+
+void AttentionStyle::set_weights(const AttentionWeights& w) {
+  check_same_shape(context_.weights, w, name_);
+  if (&w != &context_.weights) context_.weights = w;
+}
+
 AttentionWeights identity_attention_weights(int d, double beta) {
   AttentionWeights w;
   w.d = d;

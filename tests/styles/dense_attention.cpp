@@ -13,18 +13,9 @@ static const bool registered = add_attention_style(
     "test-dense-softmax", "SA by plain loops over every token (a test-only style)", AttentionTraits{true, true},
     [](const AttentionContext& c) { return std::make_unique<DenseSoftmaxAttention>(c); });
 
-DenseSoftmaxAttention::DenseSoftmaxAttention(const AttentionContext& context) : context_(context) {
-  int rank = 0;
-  TOKDYN_MPI_CHECK(MPI_Comm_rank(context_.comm, &rank));
-  n_local_ = context_.partition.count(rank);
-  begin_ = context_.partition.begin(rank);
-  check_same_shape(context_.weights, context_.weights, "test-dense-softmax");
+DenseSoftmaxAttention::DenseSoftmaxAttention(const AttentionContext& context)
+    : AttentionStyle(context, "test-dense-softmax") {
   masses_.assign(context_.partition.n_global, 1.0 / static_cast<double>(context_.partition.n_global));
-}
-
-void DenseSoftmaxAttention::set_weights(const AttentionWeights& w) {
-  check_same_shape(context_.weights, w, "test-dense-softmax");
-  context_.weights = w;
 }
 
 void DenseSoftmaxAttention::set_masses(const double* masses) {

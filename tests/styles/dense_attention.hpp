@@ -9,16 +9,13 @@
 
 namespace tokdyn {
 
-class DenseSoftmaxAttention final : public Attention {
+class DenseSoftmaxAttention final : public AttentionStyle {
  public:
   explicit DenseSoftmaxAttention(const AttentionContext& context);
   void apply(const double* x, double* out) override;
   void set_masses(const double* masses) override;
-  void set_weights(const AttentionWeights& weights) override;
 
  private:
-  AttentionContext context_;
-  std::int64_t n_local_ = 0, begin_ = 0;
   std::vector<double> masses_;  // [N]: every token's mass, on every rank
 };
 

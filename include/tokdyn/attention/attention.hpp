@@ -52,6 +52,20 @@ class Attention {
   virtual void set_weights(const AttentionWeights& weights) = 0;
 };
 
+// What most styles keep: their context, this rank's tokens [begin, begin + n_local), and set_weights with
+// the shape check (a style that derives quantities from the weights overrides it).
+class AttentionStyle : public Attention {
+ public:
+  void set_weights(const AttentionWeights& weights) override;
+
+ protected:
+  AttentionStyle(const AttentionContext& context, std::string name);
+  AttentionContext context_;
+  std::string name_;
+  int rank_ = 0;
+  std::int64_t n_local_ = 0, begin_ = 0;
+};
+
 // What a style declares about its matrix A, so that callers never compare style names.
 struct AttentionTraits {
   bool normalized = true;    // rows of A sum to 1 (SA-type); false: USA-type, (1/N) sum_j e^{s_ij} ...

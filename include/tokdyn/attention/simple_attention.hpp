@@ -10,31 +10,22 @@ namespace tokdyn {
 
 // A_ij = w_j (masses; 1/N by default): out_i = sum_j w_j V x_j; causal: sum_{j<=i} w_j V x_j / sum_{j<=i} w_j,
 // i.e. 1/(i+1) sum_{j<=i} V x_j for uniform masses. The rank totals are summed in rank order.
-class UniformAttention final : public Attention {
+class UniformAttention final : public AttentionStyle {
  public:
-  explicit UniformAttention(const AttentionContext& context);
+  explicit UniformAttention(const AttentionContext& context) : AttentionStyle(context, "uniform") {}
   void apply(const double* x, double* out) override;
   void set_masses(const double* masses) override;
-  void set_weights(const AttentionWeights& weights) override;
 
  private:
-  AttentionContext context_;
-  int rank_ = 0;
-  std::int64_t n_local_ = 0, begin_ = 0;
   std::vector<double> masses_;  // [n_local]; empty while uniform
 };
 
 // A = I: out_i = V x_i (masses are checked and play no part).
-class IdentityAttention final : public Attention {
+class IdentityAttention final : public AttentionStyle {
  public:
-  explicit IdentityAttention(const AttentionContext& context);
+  explicit IdentityAttention(const AttentionContext& context) : AttentionStyle(context, "identity") {}
   void apply(const double* x, double* out) override;
   void set_masses(const double* masses) override;
-  void set_weights(const AttentionWeights& weights) override;
-
- private:
-  AttentionContext context_;
-  std::int64_t n_local_ = 0;
 };
 
 }  // namespace tokdyn
