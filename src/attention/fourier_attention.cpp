@@ -177,7 +177,7 @@ CircleStatistics circle_statistics(MPI_Comm comm, std::int64_t n_local, const do
 }
 
 FourierAttention::FourierAttention(const AttentionContext& context, bool normalized)
-    : context_(context), normalized_(normalized) {
+    : AttentionStyle(context, "fourier"), normalized_(normalized) {
   const AttentionWeights& w = context_.weights;
   if (w.d != 2)
     throw InputError("attention style fourier works on the circle: it needs model.d = 2, not " + std::to_string(w.d));
@@ -186,19 +186,15 @@ FourierAttention::FourierAttention(const AttentionContext& context, bool normali
                      std::to_string(w.head_dim()));
   if (context_.causal) throw InputError("attention style fourier has no causal mask: its sums are over all tokens");
   set_weights(w);
-  int rank = 0;
-  TOKDYN_MPI_CHECK(MPI_Comm_rank(context_.comm, &rank));
-  n_local_ = context_.partition.count(rank);
   masses_.assign(n_local_, 1.0 / static_cast<double>(context_.partition.n_global));
 }
 
 void FourierAttention::set_weights(const AttentionWeights& w) {
-  check_same_shape(context_.weights, w, "fourier");
   const ScalarAttention scalar = scalar_attention(w, "attention style fourier");
+  AttentionStyle::set_weights(w);
   b_ = scalar.b;  // beta <q x, k y> = b cos(t - phi)
   value_scale_ = scalar.v;
   bessel_ = scaled_bessel_series(b_);
-  if (&w != &context_.weights) context_.weights = w;
 }
 
 void FourierAttention::set_masses(const double* masses) {

@@ -3,36 +3,19 @@
 #include <cmath>
 
 #include "tokdyn/core/blas.hpp"
-#include "tokdyn/core/error.hpp"
 #include "tokdyn/pairs/masses.hpp"
 
 namespace tokdyn {
 
-namespace {
-int rank_of(MPI_Comm comm) {
-  int rank = 0;
-  TOKDYN_MPI_CHECK(MPI_Comm_rank(comm, &rank));
-  return rank;
-}
-}  // namespace
-
 RingAttention::RingAttention(const AttentionContext& context, bool normalized)
-    : context_(context),
+    : AttentionStyle(context, normalized ? "softmax" : "unnormalized"),
       normalized_(normalized),
       ring_(context.comm, context.partition, 2 * context.weights.width() + 1),
-      n_local_(context.partition.count(rank_of(context.comm))),
-      begin_(context.partition.begin(rank_of(context.comm))),
       width_(context.weights.width()),
       softmax_(n_local_, context.weights.heads, context.weights.head_dim(), context.tile) {
-  set_weights(context.weights);
   const std::size_t n = n_local_, D = width_;
   queries_.resize(n * D);
   keys_values_.assign(n * (2 * D + 1), 0.0);  // log masses 0: uniform
-}
-
-void RingAttention::set_weights(const AttentionWeights& w) {
-  check_same_shape(context_.weights, w, normalized_ ? "softmax" : "unnormalized");
-  if (&w != &context_.weights) context_.weights = w;
 }
 
 void RingAttention::apply(const double* x, double* out) {

@@ -38,7 +38,7 @@ CircleStatistics circle_statistics(MPI_Comm comm, std::int64_t n_local, const do
                                    double beta);
 
 // The attention styles "fourier" (SA, normalized) and "fourier-unnormalized" (USA).
-class FourierAttention final : public Attention {
+class FourierAttention final : public AttentionStyle {
  public:
   // InputError unless d = 2 (model.d), one head, no causal mask (tokens on the circle have no order) and Q, K,
   // V multiples of the identity (attention.query/key/value).
@@ -48,9 +48,7 @@ class FourierAttention final : public Attention {
   void set_weights(const AttentionWeights& weights) override;
 
  private:
-  AttentionContext context_;
   bool normalized_;
-  std::int64_t n_local_ = 0;
   double b_ = 0, value_scale_ = 0;  // b = beta c, v
   std::vector<double> bessel_;      // [p + 1]: e^{-|b|} I_n(b), signs of b < 0 included
   std::vector<double> masses_;      // [n_local]

@@ -11,19 +11,16 @@
 
 namespace tokdyn {
 
-class RingAttention : public Attention {
+class RingAttention : public AttentionStyle {
  public:
   // normalized: SA (acc / l per head), else USA ((1/N) e^m acc per head).
   RingAttention(const AttentionContext& context, bool normalized);
   void apply(const double* x, double* out) override;
   void set_masses(const double* masses) override;
-  void set_weights(const AttentionWeights& weights) override;
 
  private:
-  AttentionContext context_;
   bool normalized_;
   RingPass ring_;
-  std::int64_t n_local_, begin_;
   int width_;                        // D
   std::vector<double> queries_;      // [n_local, D]: beta Q x_i
   // The travelling block: [n_local, 2D] rows (K x_j, V x_j), then [n_local] log masses log(N w_j).
