@@ -108,23 +108,6 @@ void meanfield_memory(MemoryEstimate& memory, const Deck& deck, int ranks) {
   field_memory(memory, deck, static_cast<std::int64_t>(points), d);
 }
 
-DeckSchema meanfield_schema() {
-  DeckSchema s;
-  add_run_keys(s, "meanfield.h5");
-  s.add_int("run.tile", 256, "rows per BLAS tile of the exact attention (quadrature)", 1, 1 << 16);
-  s.add_int("diagnostics.every", 1, "diagnostics every k layers (and at the last)", 1);
-  s.add_int("diagnostics.snapshot_every", 0, "snapshots of the measure every k' layers (0: first and last only)", 0);
-  s.add_int("model.d", 2, "dimension d (measures on S^{d-1})", 2, 1 << 16);
-  s.add_int("model.L", 100, "layers: output times t_l = l T / L (the grid sub-steps them to meet its CFL bound)", 1);
-  s.add_real("model.T", 1.0, "horizon T", 0.0, std::numeric_limits<double>::infinity(), true);
-  add_attention_keys(s);
-  add_kernel_keys(s);
-  add_field_keys(s);
-  s.add_bool("noise.enabled", true, "apply the common noise");
-  add_meanfield_keys(s);
-  return s;
-}
-
 void add_meanfield_keys(DeckSchema& s) {
   s.add_choice("meanfield.solver", "grid", meanfield_solvers().names(), "mean-field solver");
   s.add_int("meanfield.cells", 1024, "grid: cells M of the circle", 8, std::int64_t(1) << 30);

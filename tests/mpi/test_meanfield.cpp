@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <numbers>
 
+#include "tokdyn/studies/meanfield_study.hpp"
 #include "tokdyn/core/comm.hpp"
 #include "tokdyn/core/deck.hpp"
 #include "tokdyn/diagnostics/fit.hpp"
@@ -23,7 +24,7 @@ Deck circle_deck(std::vector<std::string> overrides) {
   std::vector<std::string> all = {"--model.d=2", "--attention.beta=1", "--noise.field=fourier",
                                   "--meanfield.density=cosine", "--meanfield.amplitude=0.5"};
   all.insert(all.end(), overrides.begin(), overrides.end());
-  return Deck::parse(meanfield_schema(), "", all);
+  return Deck::parse(MeanFieldStudy::schema(), "", all);
 }
 
 std::unique_ptr<MeanFieldSolver> solve(const Deck& deck, MPI_Comm comm) {

@@ -89,8 +89,6 @@ const MeanFieldRegistry& meanfield_solvers();
 
 // [meanfield] keys: solver, cells, points, cfl, initial density.
 void add_meanfield_keys(DeckSchema& schema);
-// Every key of `tokdyn meanfield`: run, diagnostics, model (d, L, T), attention, kernel, noise, meanfield.
-DeckSchema meanfield_schema();
 InitialDensity initial_density_from_deck(const Deck& deck);
 // The solver's arrays per rank for the memory check (grid cells or quadrature points, noise modes).
 void meanfield_memory(MemoryEstimate& memory, const Deck& deck, int ranks);

@@ -1,0 +1,33 @@
+// tokdyn meanfield: the mean-field SPDE conditional on the common noise, by a solver chosen by name
+// (meanfield/), as a run of L layers.
+#pragma once
+
+#include <memory>
+
+#include "tokdyn/meanfield/meanfield.hpp"
+#include "tokdyn/meanfield/meanfield_run.hpp"
+#include "tokdyn/studies/study.hpp"
+
+namespace tokdyn {
+
+class MeanFieldStudy : public Study {
+ public:
+  static DeckSchema schema();
+  MeanFieldStudy(const Comm& comm, const Deck& deck);
+  MemoryEstimate memory() const override;
+  RunState& setup() override;
+  std::string banner() const override;
+  int width() const override { return d_; }
+
+ private:
+  const Comm& comm_;
+  const Deck& deck_;
+  std::string solver_name_;
+  std::int64_t layers_;
+  double horizon_;
+  int d_;
+  std::unique_ptr<MeanFieldSolver> solver_;
+  std::unique_ptr<MeanFieldRun> state_;
+};
+
+}  // namespace tokdyn

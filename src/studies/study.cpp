@@ -1,0 +1,15 @@
+#include "tokdyn/studies/study.hpp"
+
+namespace tokdyn {
+
+int drive_study(Run& run, Study& study) {
+  run.require_memory(study.memory());
+  RunState& state = study.setup();
+  const Comm& comm = run.comm();
+  run.print(study.banner() + " on " + std::to_string(comm.size()) + (comm.size() == 1 ? " rank" : " ranks") + " -> " +
+            run.paths().output);
+  return run.execute(state, RunInfo{"", "", static_cast<std::uint64_t>(run.deck().get_int("run.seed")),
+                                    study.snapshot_tokens(), study.width(), ""});
+}
+
+}  // namespace tokdyn
