@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "commands.hpp"
+#include "tokdyn/studies/keys.hpp"
 #include "tokdyn/attention/attention.hpp"
 #include "tokdyn/attention/fourier_attention.hpp"
 #include "tokdyn/core/blas.hpp"

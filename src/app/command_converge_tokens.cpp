@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "commands.hpp"
+#include "tokdyn/studies/keys.hpp"
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/studies/chaos.hpp"
 #include "tokdyn/meanfield/meanfield.hpp"
@@ -38,10 +39,13 @@ int run_converge_tokens(Run& run) {
   // The distance is decided from every level of the study, so that the tasks of a sweep agree.
   std::vector<std::int64_t> all_sizes;
   for (std::int64_t j = 0; j < deck.get_int("converge.levels"); ++j) all_sizes.push_back(deck.get_int("converge.N0") << j);
-  study.distance = chaos_distance(deck, all_sizes);
+  study.reference = meanfield_spec_from_deck(deck);
+  study.particle_style = deck.get_text("converge.particle_style");
+  study.distance = chaos_distance(study.reference, deck.get_text("converge.distance"),
+                                  deck.get_int("converge.assignment_max"), all_sizes);
   // The reference solver and the particle systems of every level, all distributed over the ranks.
   MemoryEstimate memory;
-  meanfield_memory(memory, deck, comm.size());
+  meanfield_memory(memory, study.reference, comm.size());
   double tokens = 0;
   for (std::int64_t n : study.sizes) tokens += static_cast<double>(n);
   memory.add("particle systems [sum N / P, d] x 12", 12 * tokens / comm.size() * d);
@@ -58,7 +62,7 @@ int run_converge_tokens(Run& run) {
                 study.distance.c_str(), study.replicas.size());
   comm.print(line);
 
-  ChaosReplicas state(comm, deck, study);
+  ChaosReplicas state(comm, study);
   state.on_finish([&](RunFile& file) {
     const ChaosResult r = state.result();
     char text[320];

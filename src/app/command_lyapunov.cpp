@@ -5,6 +5,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "tokdyn/studies/keys.hpp"
 #include "tokdyn/diagnostics/lyapunov.hpp"
 #include "tokdyn/io/run_file.hpp"
 #include "tokdyn/noise/random_mlp.hpp"

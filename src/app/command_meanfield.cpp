@@ -1,6 +1,7 @@
 // tokdyn meanfield: the mean-field SPDE of doc/science.md section 4 (conditional on the common noise) by a solver
 // chosen by name, as a run of L layers.
 #include "commands.hpp"
+#include "tokdyn/studies/keys.hpp"
 #include "tokdyn/studies/meanfield_study.hpp"
 
 namespace tokdyn {

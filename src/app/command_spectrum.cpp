@@ -8,6 +8,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "tokdyn/studies/keys.hpp"
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/core/progress.hpp"
 #include "tokdyn/run/keys.hpp"

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "tokdyn/studies/keys.hpp"
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/diagnostics/lyapunov.hpp"
 #include "tokdyn/studies/synchronization.hpp"

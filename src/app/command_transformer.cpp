@@ -1,5 +1,6 @@
 // tokdyn transformer: the discrete model of doc/science.md section 1 as a run of L layers.
 #include "commands.hpp"
+#include "tokdyn/studies/keys.hpp"
 #include "tokdyn/studies/token_studies.hpp"
 
 namespace tokdyn {

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "tokdyn/studies/keys.hpp"
 #include "tokdyn/weights/hdf5_weights.hpp"
 #include "tokdyn/weights/layer_weights.hpp"
 

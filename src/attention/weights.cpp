@@ -5,23 +5,18 @@
 #include <limits>
 
 #include "tokdyn/attention/attention.hpp"
-#include "tokdyn/core/deck.hpp"
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/core/random.hpp"
 #include "tokdyn/io/hdf5.hpp"
-#include "tokdyn/pairs/energy.hpp"
 
 namespace tokdyn {
 namespace {
 
-struct MatrixKeys {
+struct Matrix {
   const char* name;  // Q, K or V: also the dataset name in the weights file
-  const char* key;   // deck key prefix
   Purpose purpose;
 };
-constexpr MatrixKeys kMatrices[] = {{"Q", "attention.query", Purpose::attention_q},
-                                    {"K", "attention.key", Purpose::attention_k},
-                                    {"V", "attention.value", Purpose::attention_v}};
+constexpr Matrix kMatrices[] = {{"Q", Purpose::attention_q}, {"K", Purpose::attention_k}, {"V", Purpose::attention_v}};
 
 std::vector<double> read_matrix(const std::string& path, const std::string& name, int d, MPI_Comm comm) {
   h5::Handle file = h5::open_input_file(path, comm, "attention weights file");
@@ -62,65 +57,41 @@ ScalarAttention scalar_attention(const AttentionWeights& w, const std::string& w
   return {w.beta * q * k, identity_multiple(w.value, w.d, "attention.value", who)};
 }
 
-void add_attention_keys(DeckSchema& s) {
-  s.add_bool("attention.enabled", true, "apply the attention sub-step");
-  std::string styles;
-  for (const std::string& name : attention_styles().names())
-    styles += (styles.empty() ? "" : "; ") + name + " = " + attention_styles().help(name);
-  s.add_choice("attention.style", "softmax", attention_styles().names(), "attention kernel: " + styles);
-  s.add_real("attention.factor", 1.0, "attention factor a multiplying the step (+1 attractive, -1 repulsive, 0 off)");
-  s.add_real("attention.beta", 1.0, "inverse temperature beta in exp(beta <Qx, Ky>); also the beta of E_beta", 0.0,
-             max_energy_beta())
-      .range_reason = "the interaction energy E_beta reaches e^beta, which overflows a double above log(DBL_MAX)";
-  for (const auto& m : kMatrices) {
-    const std::string k = m.key;
-    s.add_choice(k, "identity", {"identity", "gaussian", "file"},
-                 std::string(m.name) + ": scale * I, Gaussian entries N(0, scale^2/d), or dataset '" + m.name +
-                     "' of attention.weights_file");
-    s.add_real(k + "_scale", 1.0, std::string("scale of ") + m.name);
-  }
-  s.add_file("attention.weights_file", "", "HDF5 file with datasets Q, K, V of shape [d, d] (for type file)");
-  s.add_int("attention.seed", 7, "seed of the Gaussian Q, K, V", 0);
-}
-
-AttentionWeights attention_weights_from_deck(const Deck& deck, int d, MPI_Comm comm) {
+AttentionWeights make_attention_weights(const AttentionWeightSpec& spec, int d, MPI_Comm comm) {
   AttentionWeights w;
   w.d = d;
-  w.beta = deck.get_real("attention.beta");
+  w.beta = spec.beta;
   std::vector<double>* targets[] = {&w.query, &w.key, &w.value};
-  const std::uint64_t seed = static_cast<std::uint64_t>(deck.get_int("attention.seed"));
   for (int t = 0; t < 3; ++t) {
-    const std::string k = kMatrices[t].key;
-    const std::string type = deck.get_text(k);
-    const double scale = deck.get_real(k + "_scale");
+    const AttentionWeightSpec::Matrix& spec_m = spec.matrices[t];
     std::vector<double>& m = *targets[t];
     m.assign(static_cast<std::size_t>(d) * d, 0.0);
-    if (type == "identity") {
-      for (int a = 0; a < d; ++a) m[a * d + a] = scale;
-    } else if (type == "gaussian") {
-      const RandomStream stream(seed, kMatrices[t].purpose);
+    if (spec_m.type == "identity") {
+      for (int a = 0; a < d; ++a) m[a * d + a] = spec_m.scale;
+    } else if (spec_m.type == "gaussian") {
+      const RandomStream stream(spec.seed, kMatrices[t].purpose);
       for (int a = 0; a < d; ++a) stream.normals(0, a, m.data() + a * d, d);  // row a from index a
-      const double s = scale / std::sqrt(static_cast<double>(d));
+      const double s = spec_m.scale / std::sqrt(static_cast<double>(d));
       for (double& v : m) v *= s;
     } else {
-      const std::string path = deck.get_text("attention.weights_file");
-      if (path.empty()) throw InputError("deck key '" + k + "' = 'file' needs attention.weights_file");
-      m = read_matrix(path, kMatrices[t].name, d, comm);
-      for (double& v : m) v *= scale;
+      if (spec.file.empty())
+        throw InputError("deck key '" + std::string(kAttentionMatrixKeys[t]) + "' = 'file' needs attention.weights_file");
+      m = read_matrix(spec.file, kMatrices[t].name, d, comm);
+      for (double& v : m) v *= spec_m.scale;
     }
   }
   return w;
 }
 
-std::unique_ptr<Attention> attention_from_deck(const Deck& deck, MPI_Comm comm, const Partition& partition, int d,
-                                               int tile, const std::string& style) {
-  if (!deck.get_bool("attention.enabled") || deck.get_real("attention.factor") == 0) return nullptr;
+std::unique_ptr<Attention> make_attention(const AttentionSpec& spec, MPI_Comm comm, const Partition& partition, int d,
+                                          int tile, const std::string& style) {
+  if (!spec.on()) return nullptr;
   AttentionContext context;
   context.comm = comm;
   context.partition = partition;
-  context.weights = attention_weights_from_deck(deck, d, comm);
+  context.weights = make_attention_weights(spec.weights, d, comm);
   context.tile = tile;
-  return attention_styles().make(style.empty() ? deck.get_text("attention.style") : style, context);
+  return attention_styles().make(style.empty() ? spec.style : style, context);
 }
 
 void check_same_shape(const AttentionWeights& set, const AttentionWeights& next, const std::string& style) {

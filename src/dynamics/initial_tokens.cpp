@@ -8,22 +8,17 @@
 
 namespace tokdyn {
 
-void add_token_keys(DeckSchema& s) {
-  s.add_choice("tokens.init", "uniform", {"uniform", "file"}, "initial tokens: iid uniform on S^{d-1}, or from tokens.file");
-  s.add_file("tokens.file", "", "HDF5 file with the initial tokens (for init = file)");
-  s.add_text("tokens.dataset", "X", "dataset [N, d] in tokens.file");
-}
-
-void initial_tokens(const Deck& deck, const Comm& comm, const Partition& partition, int d, std::vector<double>& x) {
+void initial_tokens(const TokenSource& source, const Comm& comm, const Partition& partition, int d,
+                    std::vector<double>& x) {
   const std::int64_t begin = partition.begin(comm.rank()), n = partition.count(comm.rank());
   x.assign(static_cast<std::size_t>(n) * d, 0.0);
-  if (deck.get_text("tokens.init") == "uniform") {
-    sample_uniform_sphere(static_cast<std::uint64_t>(deck.get_int("run.seed")), begin, n, d, x.data());
+  if (source.init == "uniform") {
+    sample_uniform_sphere(source.seed, begin, n, d, x.data());
     return;
   }
-  const std::string path = deck.get_text("tokens.file");
+  const std::string& path = source.file;
   if (path.empty()) throw InputError("deck key 'tokens.init' = 'file' needs tokens.file");
-  const double off = read_initial_tokens(path, deck.get_text("tokens.dataset"), comm.get(), partition, d, x.data());
+  const double off = read_initial_tokens(path, source.dataset, comm.get(), partition, d, x.data());
   if (off > 1e-10) {
     char buf[160];
     std::snprintf(buf, sizeof buf, "note: tokens of '%s' were projected onto the sphere (largest | |x| - 1 | = %.3g)",

@@ -3,36 +3,18 @@
 #include <cmath>
 #include <limits>
 
-#include "tokdyn/core/deck.hpp"
 
 namespace tokdyn {
 
-void add_diagnostics_keys(DeckSchema& s) {
-  s.add_int("diagnostics.every", 1, "diagnostics every k layers (and at the last)", 1);
-  s.add_int("diagnostics.snapshot_every", 0, "token snapshots every k' layers (0: first and last only)", 0);
-  s.add_int("diagnostics.bins", 50, "bins of the pairwise-cosine histogram on [-1, 1]", 1, 100000);
-}
-
-void add_model_keys(DeckSchema& s) {
-  s.add_int("model.N", 64, "number of tokens N", 1, std::int64_t(1) << 40);
-  s.add_int("model.d", 4, "dimension d (tokens on S^{d-1})", 2, 1 << 20);
-  s.add_int("model.L", 100, "depth L: layers, or time steps of the SDE (step T/L)", 1);
-  s.add_real("model.T", 1.0, "horizon T", 0.0, std::numeric_limits<double>::infinity(), true);
-}
-
-void token_memory(MemoryEstimate& memory, const Deck& deck, const Partition& partition, int d, int tile) {
+void token_memory(MemoryEstimate& memory, bool attention, const Partition& partition, int d, int tile) {
   const double n = static_cast<double>(partition.max_count()), dd = d;
   memory.add("tokens and step buffers [N/P, d] x 6", 6 * n * dd);
   memory.add("pair statistics: travelling blocks [N/P, d + 1] x 3", 3 * n * (dd + 1) + double(tile) * tile);
-  if (deck.get_bool("attention.enabled") && deck.get_real("attention.factor") != 0) {
+  if (attention) {
     memory.add("attention weights Q, K, V [d, d] x 3", 3 * dd * dd);
     memory.add("attention: ring blocks [N/P, 2d + 1] x 3, queries, accumulators", n * (3 * (2 * dd + 1) + 2 * dd + 2) +
                                                                                         double(tile) * tile);
   }
-}
-
-TokenCadence token_cadence_from_deck(const Deck& deck) {
-  return TokenCadence{deck.get_int("diagnostics.every"), deck.get_int("diagnostics.snapshot_every")};
 }
 
 TokenRun::TokenRun(const Comm& comm, const Partition& partition, int d, std::int64_t layers, Dynamics& dynamics,

@@ -4,7 +4,6 @@
 #include <cmath>
 
 #include "tokdyn/core/blas.hpp"
-#include "tokdyn/core/deck.hpp"
 #include "tokdyn/core/random.hpp"
 #include "tokdyn/run/memory.hpp"
 
@@ -13,31 +12,9 @@ namespace {
 constexpr std::int64_t kChunk = 256;  // token rows per hidden-layer chunk
 }
 
-void add_mlp_keys(DeckSchema& s) {
-  s.add_bool("mlp.enabled", true, "apply the random-MLP sub-step (the common noise)");
-  s.add_int("mlp.width", 2048, "MLP width m", 1, 1 << 24);
-  add_kernel_keys(s);
-}
-
-void add_kernel_keys(DeckSchema& s) {
-  s.add_choice("mlp.activation", "relu", activation_names(), "activation sigma");
-  s.add_real("mlp.sigma_u", 0.0, "standard deviation sigma_U of the hidden bias b_U", 0.0);
-  s.add_real("mlp.sigma_w", 0.0, "standard deviation sigma_W of the output bias b_W", 0.0);
-}
-
 void mlp_memory(MemoryEstimate& memory, std::int64_t width, int d) {
   memory.add("MLP weights U [m, d], W [d, m]", 2.0 * static_cast<double>(width) * d);
   memory.add("MLP hidden chunk [256, m]", double(kChunk) * static_cast<double>(width));
-}
-
-MlpParams mlp_params_from_deck(const Deck& deck) {
-  MlpParams p;
-  p.width = deck.get_int("mlp.width");
-  p.activation = deck.get_text("mlp.activation");
-  p.sigma_u = deck.get_real("mlp.sigma_u");
-  p.sigma_w = deck.get_real("mlp.sigma_w");
-  p.seed = static_cast<std::uint64_t>(deck.get_int("run.seed"));
-  return p;
 }
 
 RandomMlp::RandomMlp(const MlpParams& params, int d) : params_(params), act_(&activation(params.activation)), d_(d) {

@@ -24,17 +24,17 @@ std::vector<double> angles_of(const std::vector<double>& points) {  // points [n
 // scheme of the reference (same deck, same noise seed): it differs from the reference only by mu^N_0 (and
 // by the attention style when converge.particle_style names one: exact ring attention for the tokens
 // against a Fourier-summed reference, equal to round-off).
-std::unique_ptr<QuadratureSolver> particle_system(const Comm& comm, const Deck& deck, std::uint64_t noise_seed,
+std::unique_ptr<QuadratureSolver> particle_system(const Comm& comm, const ChaosStudy& study, std::uint64_t noise_seed,
                                                   std::uint64_t token_seed, std::int64_t n) {
-  const int d = static_cast<int>(deck.get_int("model.d"));
+  MeanFieldSetup s{study.reference, comm.get()};
+  s.spec.seed = noise_seed;
+  const int d = s.spec.d;
   const Partition part(n, comm.size());
   const std::int64_t count = part.count(comm.rank());
   std::vector<double> x(count * d), masses(count, 1.0 / static_cast<double>(n));
-  sample_initial_density(initial_density_from_deck(deck), token_seed, d, part.begin(comm.rank()), count, x.data());
-  MeanFieldSetup s{&deck, comm.get(), noise_seed};
-  return std::make_unique<QuadratureSolver>(comm.get(), mckean_vlasov_setup(s, n, deck.get_text("converge.particle_style")),
-                                            static_cast<int>(deck.get_int("meanfield.refinement")), std::move(x),
-                                            std::move(masses), static_cast<int>(deck.get_int("run.tile")));
+  sample_initial_density(s.spec.density, token_seed, d, part.begin(comm.rank()), count, x.data());
+  return std::make_unique<QuadratureSolver>(comm.get(), mckean_vlasov_setup(s, n, study.particle_style),
+                                            s.spec.refinement, std::move(x), std::move(masses), s.spec.tile);
 }
 
 }  // namespace
@@ -46,26 +46,26 @@ double chaos_sharp_slope(int d) {
   return k <= 2 ? -1.0 : -2.0 / k;
 }
 
-std::string chaos_distance(const Deck& deck, const std::vector<std::int64_t>& sizes) {
-  const int d = static_cast<int>(deck.get_int("model.d"));
-  const std::string asked = deck.get_text("converge.distance");
+std::string chaos_distance(const MeanFieldSpec& reference, const std::string& asked, std::int64_t assignment_max,
+                           const std::vector<std::int64_t>& sizes) {
+  const int d = reference.d;
   if (asked == "circular" && d != 2) throw InputError("converge.distance = circular needs model.d = 2");
   if (asked != "auto") return asked;
   if (d == 2) return "circular";
   // Equal reference masses: a uniform mu_0 (or zero amplitude) and quadrature points.
-  const InitialDensity mu0 = initial_density_from_deck(deck);
+  const InitialDensity& mu0 = reference.density;
   const bool uniform = (mu0.kind == "cosine" && mu0.amplitude == 0) || (mu0.kind == "von-mises" && mu0.concentration == 0);
-  const std::int64_t m = deck.get_int("meanfield.points");
+  const std::int64_t m = reference.points;
   bool divides = true;
   for (std::int64_t n : sizes) divides = divides && (m % n == 0 || n % m == 0);
-  const bool small = std::max(m, sizes.empty() ? 0 : sizes.back()) <= deck.get_int("converge.assignment_max");
-  return uniform && divides && small && deck.get_text("meanfield.solver") == "quadrature" ? "assignment" : "sliced";
+  const bool small = std::max(m, sizes.empty() ? 0 : sizes.back()) <= assignment_max;
+  return uniform && divides && small && reference.solver == "quadrature" ? "assignment" : "sliced";
 }
 
 namespace {
-std::vector<double> sample_times(const Deck& deck, std::int64_t every) {
-  const std::int64_t layers = deck.get_int("model.L");
-  const double horizon = deck.get_real("model.T");
+std::vector<double> sample_times(const MeanFieldSpec& m, std::int64_t every) {
+  const std::int64_t layers = m.layers;
+  const double horizon = m.horizon;
   std::vector<double> times;
   for (std::int64_t l = 0; l <= layers; ++l)
     if (l % every == 0 || l == layers) times.push_back(horizon * static_cast<double>(l) / layers);
@@ -73,11 +73,11 @@ std::vector<double> sample_times(const Deck& deck, std::int64_t every) {
 }
 }  // namespace
 
-ChaosReplicas::ChaosReplicas(const Comm& comm, const Deck& deck, const ChaosStudy& study)
+ChaosReplicas::ChaosReplicas(const Comm& comm, const ChaosStudy& study)
     : ReplicaStudy(comm, static_cast<std::int64_t>(study.replicas.size()),
-                   4 * study.sizes.size() * sample_times(deck, study.every).size(), true),
-      deck_(deck), study_(study), times_(sample_times(deck, study.every)) {
-  if (study.distance == "assignment" && deck.get_text("meanfield.solver") != "quadrature")
+                   4 * study.sizes.size() * sample_times(study.reference, study.every).size(), true),
+      study_(study), times_(sample_times(study.reference, study.every)) {
+  if (study.distance == "assignment" && study.reference.solver != "quadrature")
     throw InputError("converge.distance = assignment needs meanfield.solver = quadrature");
   // The MMD of e^{beta <x, y>} is formed relative to e^beta (diagnostics/measure_distance), for beta <= 700:
   // said here, before any work, rather than by the rank of the first level's distances.
@@ -91,19 +91,19 @@ std::string ChaosReplicas::nonfinite_message(std::int64_t) const {
 }
 
 void ChaosReplicas::compute(std::int64_t r, double* row) {
-  const Deck& deck = deck_;
   const ChaosStudy& study = study_;
   const Comm& comm = this->comm();
-  const int d = static_cast<int>(deck.get_int("model.d"));
-  const std::int64_t layers = deck.get_int("model.L");
-  const auto seed = static_cast<std::uint64_t>(deck.get_int("run.seed"));
+  const int d = study.reference.d;
+  const std::int64_t layers = study.reference.layers;
   const std::size_t J = study.sizes.size(), S = times_.size();
-  const std::uint64_t noise_seed = replica_seed(seed, study.replicas[r]);
-  MeanFieldSetup ms{&deck, comm.get(), noise_seed};
-  auto reference = meanfield_solvers().make(deck.get_text("meanfield.solver"), ms);
+  // Replica r's noise path: the run's seed (the reference spec's) and the replica id.
+  const std::uint64_t noise_seed = replica_seed(study.reference.seed, study.replicas[r]);
+  MeanFieldSetup ms{study.reference, comm.get()};
+  ms.spec.seed = noise_seed;
+  auto reference = meanfield_solvers().make(ms.spec.solver, ms);
   std::vector<std::unique_ptr<QuadratureSolver>> particles;
   for (std::size_t j = 0; j < J; ++j)  // levels draw independent tokens
-    particles.push_back(particle_system(comm, deck, noise_seed, replica_seed(noise_seed, static_cast<std::int64_t>(j)),
+    particles.push_back(particle_system(comm, study, noise_seed, replica_seed(noise_seed, static_cast<std::int64_t>(j)),
                                         study.sizes[j]));
   std::size_t sample = 0;
   auto measure = [&](std::int64_t layer) {
@@ -178,8 +178,8 @@ ChaosResult ChaosReplicas::result() const {
   return out;
 }
 
-ChaosResult run_chaos_study(const Comm& comm, const Deck& deck, const ChaosStudy& study) {
-  ChaosReplicas replicas(comm, deck, study);
+ChaosResult run_chaos_study(const Comm& comm, const ChaosStudy& study) {
+  ChaosReplicas replicas(comm, study);
   run_replicas(replicas);
   return replicas.result();
 }

@@ -3,10 +3,8 @@
 #include <cstdio>
 #include <limits>
 
-#include "tokdyn/attention/attention.hpp"
-#include "tokdyn/noise/gaussian_field.hpp"
-#include "tokdyn/noise/random_mlp.hpp"
 #include "tokdyn/run/keys.hpp"
+#include "tokdyn/studies/keys.hpp"
 
 namespace tokdyn {
 
@@ -28,28 +26,27 @@ DeckSchema MeanFieldStudy::schema() {
 }
 
 MeanFieldStudy::MeanFieldStudy(const Comm& comm, const Deck& deck)
-    : comm_(comm), deck_(deck), solver_name_(deck.get_text("meanfield.solver")), layers_(deck.get_int("model.L")),
-      horizon_(deck.get_real("model.T")), d_(static_cast<int>(deck.get_int("model.d"))) {}
+    : comm_(comm), spec_(meanfield_spec_from_deck(deck)), every_(deck.get_int("diagnostics.every")),
+      snapshot_every_(deck.get_int("diagnostics.snapshot_every")), beta_(deck.get_real("attention.beta")) {}
 
 MemoryEstimate MeanFieldStudy::memory() const {
   MemoryEstimate memory;
-  meanfield_memory(memory, deck_, comm_.size());
+  meanfield_memory(memory, spec_, comm_.size());
   return memory;
 }
 
 RunState& MeanFieldStudy::setup() {
-  solver_ = meanfield_solvers().make(solver_name_, MeanFieldSetup{&deck_, comm_.get(), std::nullopt});
-  state_ = std::make_unique<MeanFieldRun>(comm_, *solver_, solver_name_, layers_, horizon_,
-                                          deck_.get_int("diagnostics.every"), deck_.get_int("diagnostics.snapshot_every"),
-                                          deck_.get_real("attention.beta"));
+  solver_ = meanfield_solvers().make(spec_.solver, MeanFieldSetup{spec_, comm_.get()});
+  state_ = std::make_unique<MeanFieldRun>(comm_, *solver_, spec_.solver, spec_.layers, spec_.horizon, every_,
+                                          snapshot_every_, beta_);
   return *state_;
 }
 
 std::string MeanFieldStudy::banner() const {
   char line[256];
-  std::snprintf(line, sizeof line, "tokdyn meanfield (%s, %lld %s): d = %d, L = %lld, T = %g", solver_name_.c_str(),
-                static_cast<long long>(solver_->size()), solver_->size_unit().c_str(), d_,
-                static_cast<long long>(layers_), horizon_);
+  std::snprintf(line, sizeof line, "tokdyn meanfield (%s, %lld %s): d = %d, L = %lld, T = %g", spec_.solver.c_str(),
+                static_cast<long long>(solver_->size()), solver_->size_unit().c_str(), spec_.d,
+                static_cast<long long>(spec_.layers), spec_.horizon);
   return line;
 }
 

@@ -2,13 +2,9 @@
 
 #include <cstdio>
 
-#include "tokdyn/attention/attention.hpp"
-#include "tokdyn/dynamics/initial_tokens.hpp"
-#include "tokdyn/dynamics/sde.hpp"
 #include "tokdyn/dynamics/transformer.hpp"
-#include "tokdyn/noise/gaussian_field.hpp"
-#include "tokdyn/noise/random_mlp.hpp"
 #include "tokdyn/run/keys.hpp"
+#include "tokdyn/studies/keys.hpp"
 
 namespace tokdyn {
 namespace {
@@ -28,23 +24,23 @@ DeckSchema token_schema() {
 }  // namespace
 
 TokenStudy::TokenStudy(const Comm& comm, const Deck& deck)
-    : comm_(comm), deck_(deck), n_(deck.get_int("model.N")), layers_(deck.get_int("model.L")),
+    : comm_(comm), n_(deck.get_int("model.N")), layers_(deck.get_int("model.L")),
       d_(static_cast<int>(deck.get_int("model.d"))), tile_(static_cast<int>(deck.get_int("run.tile"))),
-      horizon_(deck.get_real("model.T")), beta_(deck.get_real("attention.beta")), partition_(n_, comm.size()) {}
+      bins_(static_cast<int>(deck.get_int("diagnostics.bins"))), horizon_(deck.get_real("model.T")),
+      beta_(deck.get_real("attention.beta")), partition_(n_, comm.size()), attention_(attention_spec_from_deck(deck)),
+      tokens_(token_source_from_deck(deck)), cadence_(token_cadence_from_deck(deck)) {}
 
 MemoryEstimate TokenStudy::token_memory() const {
   MemoryEstimate memory;
-  tokdyn::token_memory(memory, deck_, partition_, d_, tile_);
+  tokdyn::token_memory(memory, attention_.on(), partition_, d_, tile_);
   return memory;
 }
 
 RunState& TokenStudy::setup() {
   dynamics_ = dynamics();
-  statistics_ = std::make_unique<PairStatisticsPass>(comm_.get(), partition_, d_, beta_,
-                                                     static_cast<int>(deck_.get_int("diagnostics.bins")), tile_);
-  state_ = std::make_unique<TokenRun>(comm_, partition_, d_, layers_, *dynamics_, *statistics_,
-                                      token_cadence_from_deck(deck_), beta_,
-                                      [this](std::vector<double>& x) { initial_tokens(deck_, comm_, partition_, d_, x); });
+  statistics_ = std::make_unique<PairStatisticsPass>(comm_.get(), partition_, d_, beta_, bins_, tile_);
+  state_ = std::make_unique<TokenRun>(comm_, partition_, d_, layers_, *dynamics_, *statistics_, cadence_, beta_,
+                                      [this](std::vector<double>& x) { initial_tokens(tokens_, comm_, partition_, d_, x); });
   return *state_;
 }
 
@@ -55,11 +51,11 @@ DeckSchema TransformerStudy::schema() {
 }
 
 TransformerStudy::TransformerStudy(const Comm& comm, const Deck& deck)
-    : TokenStudy(comm, deck), mlp_(deck.get_bool("mlp.enabled")) {}
+    : TokenStudy(comm, deck), mlp_on_(deck.get_bool("mlp.enabled")), mlp_(mlp_params_from_deck(deck)) {}
 
 MemoryEstimate TransformerStudy::memory() const {
   MemoryEstimate memory = token_memory();
-  if (mlp_) mlp_memory(memory, deck_.get_int("mlp.width"), d_);
+  if (mlp_on_) mlp_memory(memory, mlp_.width, d_);
   return memory;
 }
 
@@ -69,11 +65,11 @@ std::unique_ptr<Dynamics> TransformerStudy::dynamics() {
   p.d = d_;
   p.layers = layers_;
   p.horizon = horizon_;
-  p.factor = deck_.get_real("attention.factor");
+  p.factor = attention_.factor;
   std::optional<RandomMlp> mlp;
-  if (mlp_) mlp.emplace(mlp_params_from_deck(deck_), d_);
+  if (mlp_on_) mlp.emplace(mlp_, d_);
   return std::make_unique<Transformer>(p, partition_.count(comm_.rank()),
-                                       attention_from_deck(deck_, comm_.get(), partition_, d_, tile_), std::move(mlp));
+                                       make_attention(attention_, comm_.get(), partition_, d_, tile_), std::move(mlp));
 }
 
 std::string TransformerStudy::banner() const {
@@ -94,39 +90,41 @@ DeckSchema SdeStudy::schema() {
   return s;
 }
 
-SdeStudy::SdeStudy(const Comm& comm, const Deck& deck) : TokenStudy(comm, deck) {}
+SdeStudy::SdeStudy(const Comm& comm, const Deck& deck)
+    : TokenStudy(comm, deck), scheme_(deck.get_text("sde.scheme")), field_(field_params_from_deck(deck, d_)),
+      seed_(static_cast<std::uint64_t>(deck.get_int("run.seed"))) {
+  params_.n = n_;
+  params_.d = d_;
+  params_.steps = layers_;
+  params_.horizon = horizon_;
+  params_.factor = attention_.factor;
+  params_.project = deck.get_bool("sde.project");
+  params_.radial_drift = deck.get_bool("sde.radial_drift");
+  params_.noise = deck.get_bool("noise.enabled");
+}
 
 MemoryEstimate SdeStudy::memory() const {
   MemoryEstimate memory = token_memory();
-  if (deck_.get_bool("noise.enabled")) field_memory(memory, deck_, partition_.count(comm_.rank()), d_);
+  if (params_.noise) field_memory(memory, field_, partition_.count(comm_.rank()), d_);
   return memory;
 }
 
 std::unique_ptr<Dynamics> SdeStudy::dynamics() {
   SdeSetup setup;
-  SdeParams& p = setup.params;
-  p.n = n_;
-  p.d = d_;
-  p.steps = layers_;
-  p.horizon = horizon_;
-  p.factor = deck_.get_real("attention.factor");
-  p.project = deck_.get_bool("sde.project");
-  p.radial_drift = deck_.get_bool("sde.radial_drift");
-  p.noise = deck_.get_bool("noise.enabled");
+  setup.params = params_;
   setup.n_local = partition_.count(comm_.rank());
-  setup.seed = static_cast<std::uint64_t>(deck_.get_int("run.seed"));
-  setup.attention = attention_from_deck(deck_, comm_.get(), partition_, d_, tile_);
-  if (p.noise) setup.field = field_styles().make(deck_.get_text("noise.field"), field_params_from_deck(deck_, d_));
+  setup.seed = seed_;
+  setup.attention = make_attention(attention_, comm_.get(), partition_, d_, tile_);
+  if (params_.noise) setup.field = make_field(field_);
   modes_ = setup.field ? setup.field->modes() : 0;
-  return sde_schemes().make(deck_.get_text("sde.scheme"), setup);
+  return sde_schemes().make(scheme_, setup);
 }
 
 std::string SdeStudy::banner() const {
   char line[256];
   std::snprintf(line, sizeof line, "tokdyn sde (%s, %s field, %lld modes): N = %lld, d = %d, L = %lld, T = %g",
-                deck_.get_text("sde.scheme").c_str(), deck_.get_text("noise.field").c_str(),
-                static_cast<long long>(modes_), static_cast<long long>(n_), d_, static_cast<long long>(layers_),
-                horizon_);
+                scheme_.c_str(), field_.style.c_str(), static_cast<long long>(modes_), static_cast<long long>(n_), d_,
+                static_cast<long long>(layers_), horizon_);
   return line;
 }
 

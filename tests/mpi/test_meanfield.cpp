@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <numbers>
 
+#include "tokdyn/studies/keys.hpp"
 #include "tokdyn/studies/meanfield_study.hpp"
 #include "tokdyn/core/comm.hpp"
 #include "tokdyn/core/deck.hpp"
@@ -28,7 +29,7 @@ Deck circle_deck(std::vector<std::string> overrides) {
 }
 
 std::unique_ptr<MeanFieldSolver> solve(const Deck& deck, MPI_Comm comm) {
-  auto solver = meanfield_solvers().make(deck.get_text("meanfield.solver"), MeanFieldSetup{&deck, comm, std::nullopt});
+  auto solver = meanfield_solvers().make(deck.get_text("meanfield.solver"), MeanFieldSetup{meanfield_spec_from_deck(deck), comm});
   for (std::int64_t l = 0; l < deck.get_int("model.L"); ++l) solver->step(l);
   return solver;
 }
@@ -45,7 +46,7 @@ std::vector<double> grid_density(const Deck& deck, MPI_Comm comm) {
 TEST(MeanFieldGrid, ConservesMassAndStaysPositiveWithNoise) {
   const Comm comm;
   const Deck deck = circle_deck({"--meanfield.cells=64", "--model.L=4", "--model.T=0.2", "--meanfield.amplitude=1"});
-  auto solver = meanfield_solvers().make("grid", MeanFieldSetup{&deck, comm.get(), std::nullopt});
+  auto solver = meanfield_solvers().make("grid", MeanFieldSetup{meanfield_spec_from_deck(deck), comm.get()});
   for (std::int64_t l = 0; l < 4; ++l) {
     solver->step(l);
     const MeanFieldObservables o = solver->observe(1.0);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model_files.hpp"
+#include "tokdyn/studies/keys.hpp"
 #include "tokdyn/core/comm.hpp"
 #include "tokdyn/core/deck.hpp"
 #include "tokdyn/core/error.hpp"

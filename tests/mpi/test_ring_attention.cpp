@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "reference.hpp"
+#include "tokdyn/studies/keys.hpp"
 #include "tokdyn/attention/attention.hpp"
 #include "tokdyn/core/comm.hpp"
 #include "tokdyn/core/deck.hpp"

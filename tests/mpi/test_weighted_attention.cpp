@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "reference.hpp"
+#include "tokdyn/studies/keys.hpp"
 #include "tokdyn/attention/attention.hpp"
 #include "tokdyn/core/comm.hpp"
 #include "tokdyn/core/deck.hpp"

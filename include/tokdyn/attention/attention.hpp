@@ -15,9 +15,6 @@
 
 namespace tokdyn {
 
-class Deck;
-class DeckSchema;
-
 // Q_h, K_h, V_h of H heads stacked as [D, d] row-major matrices (D = H d_h; the transformer's attention is
 // one head with D = d), and the score scale beta in front of <Q_h x, K_h y>.
 struct AttentionWeights {
@@ -88,15 +85,35 @@ const AttentionRegistry& attention_styles();
 bool add_attention_style(const std::string& name, const std::string& help, const AttentionTraits& traits,
                          AttentionRegistry::Factory factory);
 
-// Deck keys of the [attention] section, and the weights they describe (identity, gaussian, file).
-// attention.beta is also the beta of the interaction energy every command with these keys records, so it
-// stops at max_energy_beta() (pairs/energy.hpp).
-void add_attention_keys(DeckSchema& schema);
-AttentionWeights attention_weights_from_deck(const Deck& deck, int d, MPI_Comm comm);
-// The deck's attention on comm over the given tokens; null when attention.enabled is false or the
-// attention factor is 0 (the sub-step is skipped). style: another registered style than attention.style.
-std::unique_ptr<Attention> attention_from_deck(const Deck& deck, MPI_Comm comm, const Partition& partition, int d,
-                                               int tile, const std::string& style = "");
+// Q, K, V as a deck describes them (studies/keys.hpp reads them): scale * I, Gaussian entries
+// N(0, scale^2 / d) from the stream (seed, Q/K/V, row), or the dataset Q, K or V [d, d] of an HDF5 file
+// times scale; beta in front of the logits.
+inline constexpr const char* kAttentionMatrixKeys[3] = {"attention.query", "attention.key", "attention.value"};
+struct AttentionWeightSpec {
+  struct Matrix {
+    std::string type = "identity";  // identity | gaussian | file
+    double scale = 1;
+  };
+  Matrix matrices[3];  // Q, K, V
+  std::string file;
+  double beta = 1;
+  std::uint64_t seed = 7;
+};
+AttentionWeights make_attention_weights(const AttentionWeightSpec& spec, int d, MPI_Comm comm);
+
+// The attention sub-step: on when enabled with a non-zero factor a; style by name.
+struct AttentionSpec {
+  bool enabled = true;
+  double factor = 1;
+  std::string style = "softmax";
+  AttentionWeightSpec weights;
+  bool on() const { return enabled && factor != 0; }
+  double step_factor() const { return enabled ? factor : 0.0; }
+};
+// The attention on comm over the given tokens; null when it is off (the sub-step is skipped).
+// style: another registered style than spec.style.
+std::unique_ptr<Attention> make_attention(const AttentionSpec& spec, MPI_Comm comm, const Partition& partition, int d,
+                                          int tile, const std::string& style = "");
 // Weights with Q = q I, K = k I, V = v I: logits b <x, y> with b = beta q k, values v y (what the closed-form
 // kernels on the circle need). InputError naming attention.query/key/value and `who` otherwise (to 1e-14).
 struct ScalarAttention {

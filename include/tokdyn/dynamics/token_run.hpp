@@ -16,23 +16,14 @@
 
 namespace tokdyn {
 
-class Deck;
-class DeckSchema;
-
-// [diagnostics] every, snapshot_every, bins.
-void add_diagnostics_keys(DeckSchema& schema);
-// [model] N, d, L (layers or time steps), T.
-void add_model_keys(DeckSchema& schema);
-
 // The large arrays per rank of a token run (tokens, step buffers, attention weights and ring blocks, the
-// pair statistics' travelling block), for the memory check.
-void token_memory(MemoryEstimate& memory, const Deck& deck, const Partition& partition, int d, int tile);
+// pair statistics' travelling block), for the memory check. attention: whether the attention sub-step is on.
+void token_memory(MemoryEstimate& memory, bool attention, const Partition& partition, int d, int tile);
 
 struct TokenCadence {
   std::int64_t every = 1;           // diagnostics every k layers (and at the last)
   std::int64_t snapshot_every = 0;  // snapshots every k' layers; 0: the first and the last only
 };
-TokenCadence token_cadence_from_deck(const Deck& deck);
 
 class TokenRun : public RunState {
  public:

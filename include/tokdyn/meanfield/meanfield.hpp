@@ -12,12 +12,12 @@
 #include <string>
 #include <vector>
 
+#include "tokdyn/attention/attention.hpp"
 #include "tokdyn/core/registry.hpp"
+#include "tokdyn/noise/gaussian_field.hpp"
 
 namespace tokdyn {
 
-class Deck;
-class DeckSchema;
 class MemoryEstimate;
 
 // The initial law mu_0 by its density relative to the uniform measure on S^{d-1}, in the first coordinate:
@@ -77,20 +77,35 @@ class MeanFieldSolver {
   virtual std::string size_unit() const = 0;
 };
 
-// What a solver is built from: the deck (keys of meanfield_keys and the shared sections) and the communicator.
+// What a solver is built from (studies/keys.hpp reads it from the deck): the model's d, L, T, its
+// attention and noise, the discretisation and the initial law.
+struct MeanFieldSpec {
+  std::string solver = "grid";  // a name of meanfield_solvers()
+  int d = 2;
+  std::int64_t layers = 100;    // L: output times l T / L
+  double horizon = 1;           // T
+  AttentionSpec attention;
+  bool noise = true;
+  FieldParams field;            // in dimension d
+  std::int64_t cells = 1024;    // grid: cells M
+  double cfl = 0.25;            // grid: largest Courant number of a sub-step
+  int max_refinement = 16;      // grid: at most 2^r sub-steps per layer
+  std::int64_t points = 4096;   // quadrature: points M
+  int refinement = 0;           // quadrature: 2^q Heun steps per layer
+  InitialDensity density;
+  std::uint64_t seed = 1;       // of the noise path (run.seed; a study's replicas set their own)
+  int tile = 256;               // quadrature: rows per BLAS tile of the attention
+};
+
 struct MeanFieldSetup {
-  const Deck* deck = nullptr;
+  MeanFieldSpec spec;
   MPI_Comm comm = MPI_COMM_WORLD;
-  std::optional<std::uint64_t> seed;  // of the noise path; default run.seed (a study's replicas set their own)
 };
 
 using MeanFieldRegistry = Registry<MeanFieldSolver, const MeanFieldSetup&>;
 const MeanFieldRegistry& meanfield_solvers();
 
-// [meanfield] keys: solver, cells, points, cfl, initial density.
-void add_meanfield_keys(DeckSchema& schema);
-InitialDensity initial_density_from_deck(const Deck& deck);
 // The solver's arrays per rank for the memory check (grid cells or quadrature points, noise modes).
-void meanfield_memory(MemoryEstimate& memory, const Deck& deck, int ranks);
+void meanfield_memory(MemoryEstimate& memory, const MeanFieldSpec& spec, int ranks);
 
 }  // namespace tokdyn

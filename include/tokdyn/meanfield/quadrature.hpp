@@ -22,9 +22,8 @@ namespace tokdyn {
 void quadrature_rule(const InitialDensity& initial, int d, const Partition& partition, int rank, std::vector<double>& x,
                      std::vector<double>& masses);
 
-// The McKean-Vlasov scheme of n points on comm from the deck: 2^meanfield.refinement Stratonovich Heun
-// steps per layer, the deck's attention over the partition of n (or the given style), its field, the
-// setup's noise seed.
+// The McKean-Vlasov scheme of n points on comm: 2^refinement Stratonovich Heun steps per layer, the
+// spec's attention over the partition of n (or the given style), its field and noise seed.
 SdeSetup mckean_vlasov_setup(const MeanFieldSetup& setup, std::int64_t n, const std::string& attention_style = "");
 
 class QuadratureSolver final : public MeanFieldSolver {

@@ -14,11 +14,10 @@
 
 namespace tokdyn {
 
-class Deck;
-class DeckSchema;
 class MemoryEstimate;
 
 struct FieldParams {
+  std::string style = "features";  // a name of field_styles()
   MlpKernel kernel{nullptr, 2};
   double kl_tolerance = 1e-6;  // KL: neglected variance / kappa(1)
   std::int64_t features = 1024; // random features: M
@@ -47,10 +46,10 @@ class GaussianField {
 using FieldRegistry = Registry<GaussianField, const FieldParams&>;
 const FieldRegistry& field_styles();
 
-void add_field_keys(DeckSchema& schema);
-FieldParams field_params_from_deck(const Deck& deck, int d);
+// The field of params.style.
+std::unique_ptr<GaussianField> make_field(const FieldParams& params);
 // The field's arrays per rank for n_local tokens, for the memory check.
-void field_memory(MemoryEstimate& memory, const Deck& deck, std::int64_t n_local, int d);
+void field_memory(MemoryEstimate& memory, const FieldParams& params, std::int64_t n_local, int d);
 
 // KL modes on S^1 (d = 2): kappa(cos t) = c_0 + sum_n c_n cos(n t); modes sqrt(c_0), sqrt(c_n) cos(n theta),
 // sqrt(c_n) sin(n theta) for n <= K, with K the first order whose neglected variance is below tolerance.

@@ -11,8 +11,6 @@
 
 namespace tokdyn {
 
-class Deck;
-class DeckSchema;
 class MemoryEstimate;
 
 struct MlpParams {
@@ -22,10 +20,6 @@ struct MlpParams {
   std::uint64_t seed = 1;
 };
 
-void add_mlp_keys(DeckSchema& schema);
-// [mlp] activation, sigma_u, sigma_w: the keys that fix the kernel kappa (shared with the SDE).
-void add_kernel_keys(DeckSchema& schema);
-MlpParams mlp_params_from_deck(const Deck& deck);
 // The MLP's weights U [m, d], W [d, m] and hidden chunk, for the memory check.
 void mlp_memory(MemoryEstimate& memory, std::int64_t width, int d);
 

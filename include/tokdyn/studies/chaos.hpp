@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "tokdyn/core/comm.hpp"
-#include "tokdyn/core/deck.hpp"
+#include "tokdyn/meanfield/meanfield.hpp"
 #include "tokdyn/run/replicas.hpp"
 
 namespace tokdyn {
@@ -22,6 +22,8 @@ struct ChaosStudy {
   std::string distance = "circular";   // circular (d = 2) | assignment | sliced
   std::int64_t sliced_directions = 64;
   double beta = 1;                     // of E_beta and of the MMD kernel
+  MeanFieldSpec reference;             // the mean-field solver, mu_0, the model, attention and noise
+  std::string particle_style;          // attention style of the N-token systems ("": the reference's)
 };
 
 struct ChaosResult {
@@ -29,16 +31,17 @@ struct ChaosResult {
   std::vector<double> w2, mmd2, energy_error, mean_error;  // [R, J, S]: W2^2, MMD^2, |dE_beta|, |d mean|
 };
 
-// The W2 a deck's study uses when converge.distance = auto: circular on S^1; in d >= 3 the exact
-// assignment when the reference points have equal masses and every N divides their number, else sliced.
-std::string chaos_distance(const Deck& deck, const std::vector<std::int64_t>& sizes);
+// The W2 of a study: `asked` (converge.distance) unless auto, which is circular on S^1; in d >= 3 the
+// exact assignment when the reference points have equal masses, every N divides their number and no
+// point count exceeds assignment_max, else sliced.
+std::string chaos_distance(const MeanFieldSpec& reference, const std::string& asked, std::int64_t assignment_max,
+                           const std::vector<std::int64_t>& sizes);
 
 // The study as a distributed replica study (each replica on every rank): the row of a replica is
-// [W2^2 | MMD^2 | |dE_beta| | |d mean|], each [J, S]. The deck holds the meanfield keys (the reference solver
-// and mu_0), the model, attention and noise.
+// [W2^2 | MMD^2 | |dE_beta| | |d mean|], each [J, S].
 class ChaosReplicas : public ReplicaStudy {
  public:
-  ChaosReplicas(const Comm& comm, const Deck& deck, const ChaosStudy& study);
+  ChaosReplicas(const Comm& comm, const ChaosStudy& study);
   ChaosResult result() const;
   std::string nonfinite_message(std::int64_t step) const override;
 
@@ -46,12 +49,11 @@ class ChaosReplicas : public ReplicaStudy {
   void compute(std::int64_t index, double* row) override;
 
  private:
-  const Deck& deck_;
   ChaosStudy study_;
   std::vector<double> times_;  // [S]
 };
 
-ChaosResult run_chaos_study(const Comm& comm, const Deck& deck, const ChaosStudy& study);
+ChaosResult run_chaos_study(const Comm& comm, const ChaosStudy& study);
 
 // Exponents of the bound r_d(N) of E sup_t W2^2 (Prop 1.2: -1/2 for d <= 4, the log at d = 4 aside,
 // -2/d above) and of the rate for uniform measures on the (d-1)-sphere (k = d - 1: 1/N for k <= 2, the

@@ -17,15 +17,13 @@ class MeanFieldStudy : public Study {
   MemoryEstimate memory() const override;
   RunState& setup() override;
   std::string banner() const override;
-  int width() const override { return d_; }
+  int width() const override { return spec_.d; }
 
  private:
   const Comm& comm_;
-  const Deck& deck_;
-  std::string solver_name_;
-  std::int64_t layers_;
-  double horizon_;
-  int d_;
+  MeanFieldSpec spec_;
+  std::int64_t every_, snapshot_every_;
+  double beta_;
   std::unique_ptr<MeanFieldSolver> solver_;
   std::unique_ptr<MeanFieldRun> state_;
 };

@@ -9,8 +9,13 @@
 
 #include "tokdyn/core/partition.hpp"
 #include "tokdyn/diagnostics/pair_statistics.hpp"
+#include "tokdyn/attention/attention.hpp"
 #include "tokdyn/dynamics/dynamics.hpp"
+#include "tokdyn/dynamics/initial_tokens.hpp"
+#include "tokdyn/dynamics/sde.hpp"
 #include "tokdyn/dynamics/token_run.hpp"
+#include "tokdyn/noise/gaussian_field.hpp"
+#include "tokdyn/noise/random_mlp.hpp"
 #include "tokdyn/studies/study.hpp"
 
 namespace tokdyn {
@@ -29,11 +34,13 @@ class TokenStudy : public Study {
   MemoryEstimate token_memory() const;
 
   const Comm& comm_;
-  const Deck& deck_;
   std::int64_t n_, layers_;
-  int d_, tile_;
+  int d_, tile_, bins_;
   double horizon_, beta_;
   Partition partition_;
+  AttentionSpec attention_;
+  TokenSource tokens_;
+  TokenCadence cadence_;
 
  private:
   std::unique_ptr<Dynamics> dynamics_;
@@ -50,7 +57,8 @@ class TransformerStudy : public TokenStudy {
 
  private:
   std::unique_ptr<Dynamics> dynamics() override;
-  bool mlp_;
+  bool mlp_on_;
+  MlpParams mlp_;
 };
 
 class SdeStudy : public TokenStudy {
@@ -62,6 +70,10 @@ class SdeStudy : public TokenStudy {
 
  private:
   std::unique_ptr<Dynamics> dynamics() override;
+  std::string scheme_;
+  SdeParams params_;
+  FieldParams field_;
+  std::uint64_t seed_;
   std::int64_t modes_ = 0;
 };
 

@@ -14,8 +14,6 @@
 
 namespace tokdyn {
 
-class Deck;
-class DeckSchema;
 
 // One layer: H heads of size d_h, D = H d_h. Q, K, V stacked by rows [D, d] (head h: rows
 // [h d_h, (h+1) d_h)); O = [O_1 ... O_H] [d, D] (head h: columns [h d_h, (h+1) d_h)). Row-major.
@@ -58,11 +56,6 @@ class WeightSource {
   virtual std::string describe() const = 0;
 };
 
-// [weights] keys (format, file, prefix, heads, layers, ...) and [synthetic] keys.
-void add_weight_keys(DeckSchema& schema);
-// The deck's weight source (weights.format names a registered format). comm: the ranks that use it.
-std::unique_ptr<WeightSource> weights_from_deck(const Deck& deck, MPI_Comm comm);
-
 // Runs read() (reads of a WeightSource by this rank, possibly none) and agrees on the outcome with every
 // rank of comm: an InputError that any rank's read throws (NaN or Inf in a tensor, a token id out of range,
 // a file it cannot open) is thrown on every rank with the lowest failing rank's message, so no rank is left
@@ -83,9 +76,5 @@ auto read_collectively(MPI_Comm comm, Read&& read) -> decltype(read()) {
 // Index of the first NaN or Inf of values, or -1 when all are finite (the sources' check of what they read).
 std::int64_t first_nonfinite(const std::vector<double>& values);
 
-using WeightFormatRegistry = Registry<WeightSource, const Deck&, MPI_Comm>;
-// Every weight format, in one list (src/weights/weight_formats.cpp): gpt2, bert, albert, gpt-neo
-// (safetensors), hdf5 (the project's layout), synthetic (prescribed spectra).
-const WeightFormatRegistry& weight_formats();
 
 }  // namespace tokdyn

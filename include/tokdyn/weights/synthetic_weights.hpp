@@ -63,8 +63,5 @@ class SyntheticWeights final : public WeightSource {
   mutable std::shared_ptr<const Layer> cache_;  // the last layer generated
 };
 
-// [synthetic] keys, and the spec they describe.
-void add_synthetic_keys(DeckSchema& schema);
-SyntheticSpec synthetic_spec_from_deck(const Deck& deck);
 
 }  // namespace tokdyn
