@@ -32,6 +32,12 @@ void check_run_options(const Command& command, const RunRequest& request);
 
 // The command list (src/app/commands.cpp): a new command is its file plus one line there.
 const std::vector<Command>& commands();
+const Command* find_command(const std::string& name);  // null when there is none of that name
+
+// What --help and --version print (src/app/help.cpp).
+void print_usage();
+void print_version();
+void print_command_help(const Command& command, const DeckSchema& schema);
 
 DeckSchema transformer_schema();
 int run_transformer(const Comm& comm, const DeckSchema& schema, const RunRequest& request);

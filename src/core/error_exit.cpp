@@ -7,9 +7,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <new>
 #include <set>
 #include <thread>
 #include <vector>
+
+#include "tokdyn/core/error.hpp"
 
 namespace tokdyn {
 namespace {
@@ -48,6 +51,27 @@ int add_exit_cleanup(std::function<void()> cleanup) {
 }
 
 void remove_exit_cleanup(int id) { g_cleanups.erase(id); }
+
+void exit_on_exception(std::exception_ptr error) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  try {
+    std::rethrow_exception(error);
+  } catch (const InputError& e) {
+    // What a user can fix (the deck, a file, the disk).
+    exit_on_error(kExitInput, e.what());
+  } catch (const std::bad_alloc&) {
+    exit_on_error(kExitInput, "rank " + std::to_string(rank) +
+                                  ": out of memory (a run this size needs more than this rank can get; see "
+                                  "run.max_memory)");
+  } catch (const std::exception& e) {
+    // A failed library call: a full disk is the user's to fix; anything else is ours.
+    const std::string full = full_disk_message();
+    if (!full.empty()) exit_on_error(kExitInput, full);
+    exit_on_error(kExitInternal, "rank " + std::to_string(rank) + ": internal error: " + std::string(e.what()));
+  }
+  exit_on_error(kExitInternal, "rank " + std::to_string(rank) + ": internal error: an exception of unknown type");
+}
 
 void exit_on_error(int code, const std::string& message) {
   std::fflush(stdout);

@@ -7,6 +7,7 @@
 
 #include <mpi.h>
 
+#include <exception>
 #include <functional>
 #include <string>
 
@@ -21,6 +22,9 @@ constexpr int kExitInternal = 3;
 // rank failed and the counts agree, finalize() ends MPI cleanly, else the ranks exit without it.
 void init_error_exit(MPI_Comm world, std::function<int()> open_objects, std::function<void()> finalize);
 [[noreturn]] void exit_on_error(int code, const std::string& message);
+// exit_on_error for a caught exception, classified: InputError, bad_alloc and a failed library call on a
+// full disk are the user's to fix (kExitInput); anything else is internal (kExitInternal).
+[[noreturn]] void exit_on_exception(std::exception_ptr error);
 
 // Work a failing rank does before it exits (removing its lock and temporary files): no MPI calls.
 int add_exit_cleanup(std::function<void()> cleanup);

@@ -1,0 +1,43 @@
+// What tokdyn prints for --help, --version and tokdyn <command> --help.
+#include <slepcsys.h>
+
+#include <cstdio>
+
+#include "commands.hpp"
+#include "tokdyn/core/version.hpp"
+#include "tokdyn/io/hdf5.hpp"
+
+namespace tokdyn {
+
+void print_usage() {
+  std::printf("usage: mpiexec -n P tokdyn <command> [deck.ini] [--section.key=value ...] [options]\n\ncommands:\n");
+  for (const auto& c : commands()) std::printf("  %-12s %s\n", c.name.c_str(), c.summary.c_str());
+  std::printf(
+      "\noptions:\n"
+      "  --help            keys of a command's deck, with defaults and meaning, and the run options it takes\n"
+      "                    (--resume, --restart FILE, --status, --force: see tokdyn <command> --help)\n"
+      "  --version         version, git revision and libraries\n"
+      "  -petsc_option     passed to PETSc/SLEPc (refused when no PETSc/SLEPc object of the command uses it)\n");
+}
+
+void print_version() {
+  unsigned maj = 0, min = 0, rel = 0;
+  H5get_libversion(&maj, &min, &rel);
+  std::printf("tokdyn %s (git %s)\nPETSc %d.%d.%d, SLEPc %d.%d.%d, HDF5 %u.%u.%u, MPI %d.%d\n", version_string(),
+              git_revision(), PETSC_VERSION_MAJOR, PETSC_VERSION_MINOR, PETSC_VERSION_SUBMINOR, SLEPC_VERSION_MAJOR,
+              SLEPC_VERSION_MINOR, SLEPC_VERSION_SUBMINOR, maj, min, rel, MPI_VERSION, MPI_SUBVERSION);
+}
+
+void print_command_help(const Command& c, const DeckSchema& schema) {
+  std::printf("tokdyn %s: %s\n\nusage: mpiexec -n P tokdyn %s [deck.ini] [--section.key=value ...] [run options]\n"
+              "\n%s\ndeck keys (key = default  meaning):\n%s",
+              c.name.c_str(), c.summary.c_str(), c.name.c_str(), run_options_help(c).c_str(), schema.help_text().c_str());
+}
+
+const Command* find_command(const std::string& name) {
+  for (const auto& c : commands())
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+}  // namespace tokdyn

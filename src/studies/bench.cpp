@@ -1,0 +1,133 @@
+// tokdyn bench: the throughput of one hot kernel (attention styles, pair statistics, the circle's
+// fast sums, the random MLP) on random tokens, timed repeat by repeat, with the peak memory per rank. Not
+// a run: it writes no file (the README's performance table quotes its lines).
+#include "tokdyn/studies/bench.hpp"
+
+#include <mpi.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+
+#include "tokdyn/attention/attention.hpp"
+#include "tokdyn/attention/fourier_attention.hpp"
+#include "tokdyn/core/blas.hpp"
+#include "tokdyn/core/error.hpp"
+#include "tokdyn/diagnostics/pair_statistics.hpp"
+#include "tokdyn/noise/random_mlp.hpp"
+#include "tokdyn/sphere/sphere.hpp"
+
+namespace tokdyn {
+
+DeckSchema bench_schema() {
+  DeckSchema s;
+  s.add_choice("bench.kernel", "attention", {"attention", "statistics", "circle", "mlp"},
+               "kernel: attention (N^2 pairs, or N points for the fourier styles), statistics (N(N-1)/2 "
+               "pairs), circle (E_beta and mean on S^1 in O(N p), d = 2, N points), mlp (tokens x width)");
+  s.add_int("bench.N", 4096, "number of tokens", 1, std::int64_t(1) << 40);
+  s.add_int("bench.d", 16, "dimension", 2, 1 << 20);
+  s.add_int("bench.repeats", 3, "timed repetitions", 1);
+  s.add_int("bench.warmup", 1, "untimed runs first (page faults, BLAS buffers)", 0);
+  s.add_int("bench.tile", 256, "rows per BLAS tile", 1, 1 << 16);
+  s.add_choice("bench.style", "softmax", attention_styles().names(),
+               "attention style (kernel attention); fourier styles need bench.d = 2 and count points, not pairs");
+  s.add_real("bench.beta", 1.0, "beta of the attention logits (identity Q, K, V) and of E_beta (kernel circle)");
+  s.add_int("bench.width", 2048, "MLP width m (kernel mlp)", 1);
+  s.add_int("bench.blas_threads", 1, "BLAS threads per rank", 1, 1024);
+  return s;
+}
+
+void run_bench(const Comm& comm, const Deck& deck) {
+  set_blas_threads(static_cast<int>(deck.get_int("bench.blas_threads")));
+  const std::string kernel = deck.get_text("bench.kernel");
+  const std::int64_t n = deck.get_int("bench.N");
+  const int d = static_cast<int>(deck.get_int("bench.d")), tile = static_cast<int>(deck.get_int("bench.tile"));
+  const int repeats = static_cast<int>(deck.get_int("bench.repeats"));
+  const Partition partition(n, comm.size());
+  const std::int64_t n_local = partition.count(comm.rank());
+  std::vector<double> x(static_cast<std::size_t>(n_local) * d), out(x.size());
+  sample_uniform_sphere(1, partition.begin(comm.rank()), n_local, d, x.data());
+
+  std::function<void()> once;
+  double work = 0;
+  std::string unit = "pairs";
+  std::unique_ptr<Attention> attention;
+  std::unique_ptr<PairStatisticsPass> stats;
+  std::unique_ptr<RandomMlp> mlp;
+  if (kernel == "attention") {
+    AttentionContext c;
+    c.comm = comm.get();
+    c.partition = partition;
+    c.tile = tile;
+    c.weights = identity_attention_weights(d, deck.get_real("bench.beta"));
+    const std::string style = deck.get_text("bench.style");
+    attention = attention_styles().make(style, c);
+    once = [&] { attention->apply(x.data(), out.data()); };
+    // The ring styles visit N^2 pairs; the Fourier styles touch each point O(p) times, so points/s
+    // is their comparable rate (an exact style's points/s is its pairs/s divided by N).
+    const bool per_point = style.rfind("fourier", 0) == 0;
+    work = per_point ? static_cast<double>(n) : static_cast<double>(n) * n;
+    unit = per_point ? "points" : "pairs";
+  } else if (kernel == "statistics") {
+    stats = std::make_unique<PairStatisticsPass>(comm.get(), partition, d, 1.0, 50, tile);
+    once = [&] { stats->compute(x.data()); };
+    work = static_cast<double>(n) * (n - 1) / 2;
+  } else if (kernel == "circle") {
+    if (d != 2) throw InputError("bench.kernel = circle needs bench.d = 2");
+    const double beta = deck.get_real("bench.beta");
+    once = [&, beta] { circle_statistics(comm.get(), n_local, x.data(), nullptr, beta); };
+    work = static_cast<double>(n);
+    unit = "points";
+  } else {
+    MlpParams p;
+    p.width = deck.get_int("bench.width");
+    mlp = std::make_unique<RandomMlp>(p, d);
+    once = [&] {
+      mlp->draw(1);
+      mlp->apply(x.data(), n_local, out.data());
+    };
+    work = static_cast<double>(n) * p.width;
+    unit = "token-neurons";
+  }
+  char line[256];
+  const std::string what = kernel == "attention" ? kernel + " " + deck.get_text("bench.style") : kernel;
+  std::snprintf(line, sizeof line, "bench %s: N = %lld, d = %d, tile = %d, %d rank%s", what.c_str(),
+                static_cast<long long>(n), d, tile, comm.size(), comm.size() == 1 ? "" : "s");
+  comm.print(line);
+  if (unit == "points") {
+    std::snprintf(line, sizeof line, "  beta = %g: Fourier truncation p = %zu", deck.get_real("bench.beta"),
+                  scaled_bessel_series(deck.get_real("bench.beta")).size() - 1);
+    comm.print(line);
+  }
+  for (std::int64_t w = 0; w < deck.get_int("bench.warmup"); ++w) once();
+  double best = 1e300, total = 0;
+  for (int r = 0; r < repeats; ++r) {
+    TOKDYN_MPI_CHECK(MPI_Barrier(comm.get()));
+    const double t0 = MPI_Wtime();
+    once();
+    TOKDYN_MPI_CHECK(MPI_Barrier(comm.get()));
+    const double t = MPI_Wtime() - t0;
+    best = std::min(best, t);
+    total += t;
+    std::snprintf(line, sizeof line, "  repeat %d: %.4f s  %.4g %s/s", r + 1, t, work / t, unit.c_str());
+    comm.print(line);
+  }
+  std::snprintf(line, sizeof line, "best %.4f s  %.4g %s/s  (mean %.4g %s/s)", best, work / best, unit.c_str(),
+                work * repeats / total, unit.c_str());
+  comm.print(line);
+  if (unit == "pairs" && kernel == "attention") {
+    std::snprintf(line, sizeof line, "  = %.4g points/s (N points per pass)", static_cast<double>(n) / best);
+    comm.print(line);
+  }
+  // Peak resident memory of the largest rank: O((N/P) d) plus tiles, never N x N.
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  double mib = usage.ru_maxrss / 1024.0, max_mib = 0;
+  TOKDYN_MPI_CHECK(MPI_Allreduce(&mib, &max_mib, 1, MPI_DOUBLE, MPI_MAX, comm.get()));
+  std::snprintf(line, sizeof line, "peak memory per rank %.1f MiB (tokens: %.1f MiB per rank)", max_mib,
+                static_cast<double>(partition.max_count()) * d * 8 / 1048576.0);
+  comm.print(line);
+}
+
+}  // namespace tokdyn
