@@ -8,7 +8,6 @@
 #include "arguments.hpp"
 #include "tokdyn/core/comm.hpp"
 #include "tokdyn/core/deck.hpp"
-#include "tokdyn/diagnostics/fit.hpp"
 
 namespace tokdyn {
 
@@ -47,15 +46,6 @@ DeckSchema lyapunov_schema();
 int run_lyapunov(const Comm& comm, const DeckSchema& schema, const RunRequest& request);
 DeckSchema converge_schema();
 int run_converge(const Comm& comm, const DeckSchema& schema, const RunRequest& request);
-// Levels base 2^j and replica ids a converge run covers (all, or one converge.task of a sweep).
-struct StudyTasks {
-  std::vector<std::int64_t> levels, replicas;
-};
-StudyTasks study_tasks(const Deck& deck, std::int64_t base);
-// Bootstrap over replicas of the slope of log mean against log level; values [replicas, levels].
-Estimate level_slope(const std::vector<std::int64_t>& levels, const std::vector<double>& values, std::size_t replicas);
-// converge.study = tokens (src/app/command_converge_tokens.cpp).
-int run_converge_tokens(Run& run);
 DeckSchema meanfield_schema();
 int run_meanfield(const Comm& comm, const DeckSchema& schema, const RunRequest& request);
 DeckSchema synchronize_schema();

@@ -1,0 +1,175 @@
+#include "tokdyn/studies/synchronize_study.hpp"
+
+#include <cstdio>
+#include <utility>
+#include <vector>
+
+#include "tokdyn/core/error.hpp"
+#include "tokdyn/io/run_file.hpp"
+#include "tokdyn/run/keys.hpp"
+#include "tokdyn/studies/keys.hpp"
+
+namespace tokdyn {
+namespace {
+
+// The model, its attention (weights loaded) and MLP, and the replicas, from the deck.
+SynchronizationSetup setup_from_deck(const Comm& comm, const Deck& deck) {
+  SynchronizationSetup s;
+  s.model.n = deck.get_int("model.N");
+  s.model.d = static_cast<int>(deck.get_int("model.d"));
+  s.model.layers = deck.get_int("model.L");
+  s.model.horizon = deck.get_real("model.T");
+  s.model.factor = deck.get_bool("attention.enabled") ? deck.get_real("attention.factor") : 0.0;
+  s.attention_style = deck.get_text("attention.style");
+  s.weights = attention_weights_from_deck(deck, s.model.d, comm.get());
+  s.tile = static_cast<int>(deck.get_int("run.tile"));
+  s.mlp_enabled = deck.get_bool("mlp.enabled");
+  s.mlp = mlp_params_from_deck(deck);
+  s.seed = static_cast<std::uint64_t>(deck.get_int("run.seed"));
+  s.every = deck.get_int("diagnostics.every");
+  s.beta = deck.get_real("attention.beta");
+  s.cluster_cosine = deck.get_real("synchronize.cluster_cosine");
+  const std::int64_t replicas = deck.get_int("synchronize.replicas"), first = deck.get_int("synchronize.first_replica");
+  for (std::int64_t r = 0; r < replicas; ++r) s.replicas.push_back(first + r);
+  return s;
+}
+
+}  // namespace
+
+DeckSchema SynchronizeStudy::schema() {
+  DeckSchema s;
+  add_run_keys(s, "synchronize.h5");
+  add_tile_key(s);
+  s.add_int("model.N", 64, "tokens N", 2, 1 << 20);
+  s.add_int("model.d", 5, "dimension d (Thm 1.4 needs lambdabar < 0, possible only for d > 3)", 2, 1 << 16);
+  s.add_int("model.L", 500, "depth L", 1);
+  s.add_real("model.T", 10.0, "horizon T", 0.0, 1e12, true);
+  add_attention_keys(s);
+  add_mlp_keys(s);
+  s.add_int("diagnostics.every", 1, "E_beta every k layers (and at the last)", 1);
+  s.add_int("synchronize.replicas", 32, "replicas (independent seeds) in this run", 2);
+  s.add_int("synchronize.first_replica", 0, "id of the first replica (sweeps give each task its own)", 0);
+  s.add_real("synchronize.fit_start", 0.0, "fit the decay rate of log E[E_beta] over times t >= fit_start", 0.0);
+  s.add_real("synchronize.cluster_cosine", 0.99, "a pair is in one cluster when cos > c, in antipodal ones when cos < -c",
+             0.0, 1.0, true);
+  return s;
+}
+
+// The attention weights are loaded here, before the memory check: the theorem check looks at them.
+SynchronizeStudy::SynchronizeStudy(const Comm& comm, const Deck& deck)
+    : comm_(comm), params_(setup_from_deck(comm, deck)), fit_start_(deck.get_real("synchronize.fit_start")),
+      kernel_{&activation(params_.mlp.activation), params_.model.d, params_.mlp.sigma_u, params_.mlp.sigma_w},
+      prediction_(predict_lyapunov(kernel_, params_.beta)), theorem_(check_theorem(params_, prediction_)) {
+  if (fit_start_ >= params_.model.horizon)
+    throw InputError("deck key 'synchronize.fit_start' = '" + deck.get_text("synchronize.fit_start") +
+                     "': not below model.T");
+}
+
+// One replica per rank at a time: its tokens and their step buffers, its MLP, attention and pair pass.
+MemoryEstimate SynchronizeStudy::memory() const {
+  const int d = params_.model.d;
+  const double nd = static_cast<double>(params_.model.n) * d;
+  MemoryEstimate memory;
+  memory.add("a replica's tokens and buffers [N, d] x 8", 8 * nd);
+  if (params_.mlp_enabled) mlp_memory(memory, params_.mlp.width, d);
+  if (params_.model.factor != 0) memory.add("attention weights and ring blocks", 3.0 * d * d + 4 * nd);
+  return memory;
+}
+
+RunState& SynchronizeStudy::setup() {
+  const LyapunovPrediction& p = prediction_;
+  char line[320];
+  std::snprintf(line, sizeof line, "  kappa(1) = %.6e, kappa'(1) = %.6e, lambdabar = %.6e, lambdabar' = %.6e",
+                p.kappa1, p.kappa_prime1, p.lambdabar, p.lambdabar_prime);
+  comm_.print(line);
+  for (const auto& n : theorem_.notes) comm_.print("  note: " + n);
+  state_ = std::make_unique<SynchronizationReplicas>(comm_, params_);
+  state_->on_finish([this](RunFile& file) { finish(file); });
+  return *state_;
+}
+
+std::string SynchronizeStudy::banner() const {
+  const SynchronizationSetup& s = params_;
+  char line[320];
+  std::snprintf(line, sizeof line,
+                "tokdyn synchronize: N = %lld, d = %d, L = %lld, T = %g, %s, sigma_U = %g, sigma_W = %g, beta = %g, "
+                "attention factor %g, %zu replicas",
+                static_cast<long long>(s.model.n), s.model.d, static_cast<long long>(s.model.layers), s.model.horizon,
+                s.mlp_enabled ? kernel_.act->name : "no MLP", s.mlp.sigma_u, s.mlp.sigma_w, s.beta, s.model.factor,
+                s.replicas.size());
+  return line;
+}
+
+void SynchronizeStudy::finish(RunFile& file) const {
+  const SynchronizationResult r = state_->result();
+  const SynchronizationSummary m = summarize_synchronization(r, prediction_.lambdabar_prime, fit_start_, params_.seed);
+  print_energy(r, m);
+  print_clusters(r);
+  write(file, r, m);
+}
+
+// E[E_beta] at six times against the bound, and the fitted decay rate against lambdabar'.
+void SynchronizeStudy::print_energy(const SynchronizationResult& r, const SynchronizationSummary& m) const {
+  const std::size_t S = r.time.size();
+  char line[320];
+  comm_.print("        t   E[E_beta] (+- s.e.)          bound exp(lambdabar' t) E[E_beta(0)]");
+  for (std::size_t k = 0; k < 6; ++k) {
+    const std::size_t j = k * (S - 1) / 5;
+    std::snprintf(line, sizeof line, "  %7.3f   %.4e +- %.2e         %.4e", r.time[j], m.mean_energy[j],
+                  m.standard_error[j], m.bound[j]);
+    comm_.print(line);
+  }
+  std::snprintf(line, sizeof line, "decay rate of log E[E_beta] over t >= %g: %.4f [%.4f, %.4f] (95%% bootstrap); "
+                "lambdabar' = %.4f; max E[E_beta]/bound = %.3f", fit_start_, m.decay_rate.value, m.decay_rate.low,
+                m.decay_rate.high, prediction_.lambdabar_prime, m.max_ratio_to_bound);
+  comm_.print(line);
+}
+
+// The last layer's clusters, as means over replicas.
+void SynchronizeStudy::print_clusters(const SynchronizationResult& r) const {
+  const std::size_t R = r.replicas.size();
+  const double pairs = 0.5 * static_cast<double>(params_.model.n) * static_cast<double>(params_.model.n - 1);
+  double aligned = 0, antipodal = 0, all_clustered = 0;
+  for (std::size_t i = 0; i < R; ++i) {
+    aligned += r.aligned_fraction[i] / R, antipodal += r.antipodal_fraction[i] / R;
+    // Fractions are counts / pairs: every pair is clustered when the counts add up to all pairs.
+    const bool all = (r.aligned_fraction[i] + r.antipodal_fraction[i]) * pairs > pairs - 0.5;
+    all_clustered += all / static_cast<double>(R);
+  }
+  char line[320];
+  std::snprintf(line, sizeof line, "last layer, mean over replicas: pairs with cos > %g: %.4f, cos < -%g: %.4f; "
+                "replicas with every pair clustered: %.3f", params_.cluster_cosine, aligned, params_.cluster_cosine,
+                antipodal, all_clustered);
+  comm_.print(line);
+}
+
+void SynchronizeStudy::write(RunFile& file, const SynchronizationResult& r, const SynchronizationSummary& m) const {
+  const LyapunovPrediction& p = prediction_;
+  const std::size_t R = r.replicas.size(), S = r.time.size();
+  const hid_t g = file.study_group("synchronization");
+  const std::pair<const char*, double> constants[] = {
+      {"kappa1", p.kappa1}, {"kappa_prime1", p.kappa_prime1}, {"lambda1", p.lambda1}, {"lambdabar", p.lambdabar},
+      {"lambdabar_prime", p.lambdabar_prime}, {"argmin_u", p.argmin_u}, {"beta", params_.beta},
+      {"cluster_cosine", params_.cluster_cosine}, {"fit_start", fit_start_}, {"max_ratio_to_bound", m.max_ratio_to_bound}};
+  for (const auto& [name, value] : constants) h5::write_attribute(g, name, value);
+  h5::write_attribute(g, "odd_field", static_cast<std::int64_t>(theorem_.odd_field));
+  std::string joined;
+  for (const auto& n : theorem_.notes) joined += (joined.empty() ? "" : "\n") + n;
+  h5::write_attribute(g, "notes", joined);
+  std::vector<double> ids(r.replicas.begin(), r.replicas.end()), layers(r.layer.begin(), r.layer.end()), e0(R);
+  for (std::size_t i = 0; i < R; ++i) e0[i] = r.energy[i * S];  // E_beta(0) of each replica
+  h5::write_vector(g, "replicas", ids, comm_.get());
+  h5::write_vector(g, "layer", layers, comm_.get());
+  h5::write_vector(g, "time", r.time, comm_.get());
+  h5::write_vector(g, "energy", r.energy, comm_.get(), {R, S});
+  h5::write_vector(g, "initial_energy", e0, comm_.get());
+  h5::write_vector(g, "mean_energy", m.mean_energy, comm_.get());
+  h5::write_vector(g, "standard_error", m.standard_error, comm_.get());
+  h5::write_vector(g, "bound", m.bound, comm_.get());
+  h5::write_vector(g, "decay_rate", {m.decay_rate.value, m.decay_rate.low, m.decay_rate.high}, comm_.get());
+  h5::write_vector(g, "aligned_fraction", r.aligned_fraction, comm_.get());
+  h5::write_vector(g, "antipodal_fraction", r.antipodal_fraction, comm_.get());
+  h5::write_vector(g, "min_cosine", r.min_cosine, comm_.get());
+}
+
+}  // namespace tokdyn
