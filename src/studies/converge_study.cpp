@@ -87,10 +87,8 @@ DeckSchema ConvergeStudy::schema() {
   DeckSchema s;
   add_run_keys(s, "converge.h5");
   add_tile_key(s);
-  s.add_int("model.N", 64, "depth and width studies: tokens N", 1, 1 << 20);
-  s.add_int("model.d", 5, "dimension d", 2, 1 << 16);
-  s.add_int("model.L", 64, "width and tokens studies: depth L (tokens: layers of T / L each)", 1);
-  s.add_real("model.T", 1.0, "horizon T", 0.0, 1e12, true);
+  add_model_keys(s, {true, 64, 5, 64, 1.0, "dimension d",
+                     "width and tokens studies: depth L (tokens: layers of T / L each); depth: unused (converge.L0)"});
   add_attention_keys(s);
   add_kernel_keys(s);
   add_field_keys(s);

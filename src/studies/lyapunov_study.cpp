@@ -29,9 +29,7 @@ void write_exponents(hid_t g, const PairExponents& m, MPI_Comm comm) {
 DeckSchema LyapunovStudy::schema() {
   DeckSchema s;
   add_run_keys(s, "lyapunov.h5");
-  s.add_int("model.d", 5, "dimension d", 2, 1 << 20);
-  s.add_int("model.L", 500, "layers of the pair simulation", 1);
-  s.add_real("model.T", 20.0, "horizon T of the pair simulation", 0.0, 1e12, true);
+  add_model_keys(s, {false, 0, 5, 500, 20.0, "dimension d", "layers of the pair simulation"});
   s.add_real("attention.beta", 1.0, "beta of F(u) and lambdabar'", 0.0, 1e6, true);
   add_kernel_keys(s);
   s.add_int("mlp.width", 32, "MLP width m of the pair simulation", 1, 1 << 24);

@@ -14,9 +14,8 @@ DeckSchema MeanFieldStudy::schema() {
   s.add_int("run.tile", 256, "rows per BLAS tile of the exact attention (quadrature)", 1, 1 << 16);
   s.add_int("diagnostics.every", 1, "diagnostics every k layers (and at the last)", 1);
   s.add_int("diagnostics.snapshot_every", 0, "snapshots of the measure every k' layers (0: first and last only)", 0);
-  s.add_int("model.d", 2, "dimension d (measures on S^{d-1})", 2, 1 << 16);
-  s.add_int("model.L", 100, "layers: output times t_l = l T / L (the grid sub-steps them to meet its CFL bound)", 1);
-  s.add_real("model.T", 1.0, "horizon T", 0.0, std::numeric_limits<double>::infinity(), true);
+  add_model_keys(s, {false, 0, 2, 100, 1.0, "dimension d (measures on S^{d-1})",
+                     "layers: output times t_l = l T / L (the grid sub-steps them to meet its CFL bound)"});
   add_attention_keys(s);
   add_kernel_keys(s);
   add_field_keys(s);

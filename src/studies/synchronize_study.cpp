@@ -40,10 +40,8 @@ DeckSchema SynchronizeStudy::schema() {
   DeckSchema s;
   add_run_keys(s, "synchronize.h5");
   add_tile_key(s);
-  s.add_int("model.N", 64, "tokens N", 2, 1 << 20);
-  s.add_int("model.d", 5, "dimension d (Thm 1.4 needs lambdabar < 0, possible only for d > 3)", 2, 1 << 16);
-  s.add_int("model.L", 500, "depth L", 1);
-  s.add_real("model.T", 10.0, "horizon T", 0.0, 1e12, true);
+  add_model_keys(s, {true, 64, 5, 500, 10.0, "dimension d (Thm 1.4 needs lambdabar < 0, possible only for d > 3)",
+                     "depth L"});
   add_attention_keys(s);
   add_mlp_keys(s);
   s.add_int("diagnostics.every", 1, "E_beta every k layers (and at the last)", 1);
@@ -60,6 +58,9 @@ SynchronizeStudy::SynchronizeStudy(const Comm& comm, const Deck& deck)
     : comm_(comm), params_(setup_from_deck(comm, deck)), fit_start_(deck.get_real("synchronize.fit_start")),
       kernel_{&activation(params_.mlp.activation), params_.model.d, params_.mlp.sigma_u, params_.mlp.sigma_w},
       prediction_(predict_lyapunov(kernel_, params_.beta)), theorem_(check_theorem(params_, prediction_)) {
+  // Pairs of tokens are what synchronizes: one token has none.
+  if (params_.model.n < 2)
+    throw InputError("deck key 'model.N' = '" + deck.get_text("model.N") + "': tokdyn synchronize needs N >= 2 tokens");
   if (fit_start_ >= params_.model.horizon)
     throw InputError("deck key 'synchronize.fit_start' = '" + deck.get_text("synchronize.fit_start") +
                      "': not below model.T");

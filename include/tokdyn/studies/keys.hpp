@@ -22,8 +22,18 @@
 
 namespace tokdyn {
 
-// [model] N, d, L (layers or time steps), T.
-void add_model_keys(DeckSchema& schema);
+// [model] N (when the study has tokens), d, L, T: one declaration (name, range) for every study, with
+// the study's defaults and what L counts there.
+struct ModelKeys {
+  bool tokens = true;  // declare model.N
+  std::int64_t n = 64;
+  int d = 4;
+  std::int64_t layers = 100;
+  double horizon = 1;
+  std::string d_help = "dimension d (tokens on S^{d-1})";
+  std::string layers_help = "depth L: layers, or time steps of the SDE (step T/L)";
+};
+void add_model_keys(DeckSchema& schema, const ModelKeys& keys = {});
 // [diagnostics] every, snapshot_every, bins.
 void add_diagnostics_keys(DeckSchema& schema);
 TokenCadence token_cadence_from_deck(const Deck& deck);

@@ -5,11 +5,11 @@
 
 namespace tokdyn {
 
-void add_model_keys(DeckSchema& s) {
-  s.add_int("model.N", 64, "number of tokens N", 1, std::int64_t(1) << 40);
-  s.add_int("model.d", 4, "dimension d (tokens on S^{d-1})", 2, 1 << 20);
-  s.add_int("model.L", 100, "depth L: layers, or time steps of the SDE (step T/L)", 1);
-  s.add_real("model.T", 1.0, "horizon T", 0.0, std::numeric_limits<double>::infinity(), true);
+void add_model_keys(DeckSchema& s, const ModelKeys& k) {
+  if (k.tokens) s.add_int("model.N", k.n, "number of tokens N", 1, std::int64_t(1) << 40);
+  s.add_int("model.d", k.d, k.d_help, 2, 1 << 20);
+  s.add_int("model.L", k.layers, k.layers_help, 1);
+  s.add_real("model.T", k.horizon, "horizon T", 0.0, std::numeric_limits<double>::infinity(), true);
 }
 
 void add_diagnostics_keys(DeckSchema& s) {
