@@ -15,6 +15,7 @@ packages=(
   nlohmann-json3-dev libfftw3-dev
   python3-numpy python3-h5py python3-matplotlib python3-scipy python3-pytest
   slurm-wlm munge procps
+  fortunes-min
 )
 
 missing=()

@@ -48,6 +48,8 @@ const std::vector<Command>& commands() {
       {"power",
        "tokens through power-method layers (doc/science.md section 7): alignment with each layer's v_1, steering",
        power_schema, run_power, Outputs::run, {"eps"}},
+      {"markov", "gradient flow of a one-layer transformer on Markov data or a text (doc/science.md section 8)",
+       markov_schema, run_markov, Outputs::run, {"ts"}},
       {"bench", "throughput of the attention and pair-statistics passes (pairs/s, points/s) and of the MLP",
        bench_schema, run_bench, Outputs::none},
   };

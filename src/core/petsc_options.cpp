@@ -25,6 +25,8 @@ struct Probes {
   OwnedDM grid;
   OwnedVec global, local, all;
   OwnedVecScatter to_all;
+  OwnedVec state;
+  OwnedTS ts;
 };
 
 // Set up as src/spectral/eigensolver.cpp sets up its EPS before EPSSetFromOptions: the same type and problem
@@ -55,6 +57,20 @@ PetscErrorCode configure_dmda(MPI_Comm comm, Probes& p) {
   PetscFunctionReturn(0);
 }
 
+// As src/markov/gradient_flow.cpp sets up its TS before TSSetFromOptions: adaptive RK 5dp on a Vec of one
+// entry per rank.
+PetscErrorCode configure_ts(MPI_Comm comm, Probes& p) {
+  PetscFunctionBeginUser;
+  PetscCall(VecCreateMPI(comm, 1, PETSC_DETERMINE, p.state.out()));
+  PetscCall(TSCreate(comm, p.ts.out()));
+  PetscCall(TSSetProblemType(p.ts, TS_NONLINEAR));
+  PetscCall(TSSetType(p.ts, TSRK));
+  PetscCall(TSRKSetType(p.ts, TSRK5DP));
+  PetscCall(TSSetSolution(p.ts, p.state));
+  PetscCall(TSSetFromOptions(p.ts));
+  PetscFunctionReturn(0);
+}
+
 struct Component {
   const char* name;
   const char* what;                     // for the message: which options the command reads
@@ -66,6 +82,7 @@ const Component components_table[] = {
     {"eps", "a SLEPc eigensolver: -eps_*, -st_*, -bv_*, -ds_*, -rg_*", {"eps", "st", "st_ksp", "bv", "ds", "rg", "mat"},
      configure_eps},
     {"dmda", "a PETSc DMDA grid: -dm_*, -sf_*", {"dm", "sf"}, configure_dmda},
+    {"ts", "a PETSc TS integrator: -ts_*", {"ts", "ts_adapt", "snes", "ksp"}, configure_ts},
 };
 
 // Read by PetscFinalize, not by PetscInitialize.

@@ -17,9 +17,10 @@ declare -A cmd=(
   [lyapunov]="lyapunov $I/lyapunov.ini --lyapunov.replicas=50 --model.L=40"
   [spectrum]="spectrum $I/spectrum.ini --synthetic.d=48 --synthetic.heads=4 --synthetic.layers=7 --spectrum.nev=4 --synthetic.outliers=4"
   [power]="power $I/power-random.ini --weights.layers=9 --power.N=24"
+  [markov]="markov $I/markov.ini --flow.time=20 --flow.records=8 --model.eps=1e-3"
 )
 for name in transformer sde meanfield-grid meanfield-points converge-depth converge-width converge-tokens synchronize \
-            lyapunov spectrum power; do
+            lyapunov spectrum power markov; do
   read -r -a args <<< "${cmd[$name]}"
   base=("${args[@]}" --run.progress_interval=1000)
   run "$np" "${base[@]}" --run.output="$name-full.h5" > "$name-full.log" || fail "$name: $(cat "$name-full.log")"

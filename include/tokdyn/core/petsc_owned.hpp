@@ -5,6 +5,7 @@
 #pragma once
 
 #include <petscdmda.h>
+#include <petscts.h>
 #include <slepceps.h>
 
 #include <utility>
@@ -50,5 +51,6 @@ using OwnedVec = PetscOwned<Vec, VecDestroy>;
 using OwnedDM = PetscOwned<DM, DMDestroy>;
 using OwnedVecScatter = PetscOwned<VecScatter, VecScatterDestroy>;
 using OwnedEps = PetscOwned<EPS, EPSDestroy>;
+using OwnedTS = PetscOwned<TS, TSDestroy>;
 
 }  // namespace tokdyn

@@ -30,6 +30,8 @@ enum class Purpose : std::uint64_t {
   synthetic_weights = 17,      // synthetic Q, K (and Gaussian O, V) weights
   power_tokens = 18,           // random initial tokens of the power-method runs
   eigensolver_start = 19,      // start vector of the Krylov–Schur eigen-solves (by global row)
+  markov_sequences = 20,       // sampled Markov sequences (by sequence index, position)
+  markov_init = 21,            // initial weights of the one-layer model (by matrix, row)
   test = 1000,      // reserved for tests
 };
 

@@ -1,0 +1,127 @@
+#include "tokdyn/markov/gradient_flow.hpp"
+
+#include <limits>
+
+#include "tokdyn/core/error.hpp"
+
+namespace tokdyn {
+
+GradientFlow::GradientFlow(MPI_Comm comm, const OneLayerShape& shape, const SequenceItems& items,
+                           const FlowSettings& settings)
+    : comm_(comm), shape_(shape), items_(items), settings_(settings) {
+  TOKDYN_PETSC_CHECK(VecCreateMPI(comm, PETSC_DECIDE, static_cast<PetscInt>(shape.size()), x_.out()));
+  TOKDYN_PETSC_CHECK(VecScatterCreateToAll(x_, to_all_.out(), all_.out()));
+  TOKDYN_PETSC_CHECK(TSCreate(comm, ts_.out()));
+  TOKDYN_PETSC_CHECK(TSSetProblemType(ts_, TS_NONLINEAR));
+  TOKDYN_PETSC_CHECK(TSSetRHSFunction(ts_, nullptr, &GradientFlow::rhs, this));
+  TOKDYN_PETSC_CHECK(TSSetSolution(ts_, x_));
+  if (settings.method == "gd") {
+    // Gradient descent: forward Euler with the fixed step lr, no adaptivity.
+    TOKDYN_PETSC_CHECK(TSSetType(ts_, TSEULER));
+    TSAdapt adapt = nullptr;
+    TOKDYN_PETSC_CHECK(TSGetAdapt(ts_, &adapt));
+    TOKDYN_PETSC_CHECK(TSAdaptSetType(adapt, TSADAPTNONE));
+    TOKDYN_PETSC_CHECK(TSSetTimeStep(ts_, settings.lr));
+  } else {
+    TOKDYN_PETSC_CHECK(TSSetType(ts_, TSRK));
+    TOKDYN_PETSC_CHECK(TSRKSetType(ts_, TSRK5DP));
+    TOKDYN_PETSC_CHECK(TSSetTolerances(ts_, settings.atol, nullptr, settings.rtol, nullptr));
+    TOKDYN_PETSC_CHECK(TSSetTimeStep(ts_, settings.first_step));
+  }
+  TOKDYN_PETSC_CHECK(TSSetExactFinalTime(ts_, TS_EXACTFINALTIME_MATCHSTEP));
+  TOKDYN_PETSC_CHECK(TSSetMaxSteps(ts_, std::numeric_limits<PetscInt>::max()));
+  TOKDYN_PETSC_CHECK(TSSetFromOptions(ts_));
+}
+
+PetscErrorCode GradientFlow::rhs(TS, PetscReal, Vec x, Vec f, void* ctx) {
+  auto* self = static_cast<GradientFlow*>(ctx);
+  PetscFunctionBeginUser;
+  // No exception may cross PETSc's C frames: kept, PETSc told of an error, rethrown after TSSolve.
+  try {
+    PetscCall(VecScatterBegin(self->to_all_, x, self->all_, INSERT_VALUES, SCATTER_FORWARD));
+    PetscCall(VecScatterEnd(self->to_all_, x, self->all_, INSERT_VALUES, SCATTER_FORWARD));
+    const PetscScalar* theta = nullptr;
+    PetscCall(VecGetArrayRead(self->all_, &theta));
+    std::vector<double> grad(self->shape_.size());
+    evaluate_one_layer(self->shape_, theta, self->items_, grad.data(), self->comm_);
+    PetscCall(VecRestoreArrayRead(self->all_, &theta));
+    ++self->evaluations_;
+    PetscInt begin = 0, end = 0;
+    PetscCall(VecGetOwnershipRange(f, &begin, &end));
+    PetscScalar* out = nullptr;
+    PetscCall(VecGetArray(f, &out));
+    for (PetscInt k = begin; k < end; ++k) out[k - begin] = -grad[k];
+    PetscCall(VecRestoreArray(f, &out));
+  } catch (...) {
+    self->error_ = std::current_exception();
+    PetscFunctionReturn(PETSC_ERR_USER);
+  }
+  PetscFunctionReturn(0);
+}
+
+void GradientFlow::set_state(const std::vector<double>& theta, double time, double step, std::int64_t steps) {
+  PetscInt begin = 0, end = 0;
+  TOKDYN_PETSC_CHECK(VecGetOwnershipRange(x_, &begin, &end));
+  PetscScalar* x = nullptr;
+  TOKDYN_PETSC_CHECK(VecGetArray(x_, &x));
+  for (PetscInt k = begin; k < end; ++k) x[k - begin] = theta[k];
+  TOKDYN_PETSC_CHECK(VecRestoreArray(x_, &x));
+  TOKDYN_PETSC_CHECK(TSSetTime(ts_, time));
+  TOKDYN_PETSC_CHECK(TSSetTimeStep(ts_, step));
+  TOKDYN_PETSC_CHECK(TSSetStepNumber(ts_, static_cast<PetscInt>(steps)));
+}
+
+void GradientFlow::solve() {
+  // Every record interval starts afresh (FSAL stage recomputed): what a resumed run does after its
+  // set_state, so that both go on bit for bit.
+  TOKDYN_PETSC_CHECK(TSRestartStep(ts_));
+  const PetscErrorCode rc = TSSolve(ts_, x_);
+  if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+  TOKDYN_PETSC_CHECK(rc);
+  TSConvergedReason reason = TS_CONVERGED_ITERATING;
+  TOKDYN_PETSC_CHECK(TSGetConvergedReason(ts_, &reason));
+  if (reason < 0)
+    throw InputError(std::string("markov: the integrator failed (") + TSConvergedReasons[reason] +
+                     "); loosen flow.rtol or shorten flow.first_step");
+}
+
+void GradientFlow::advance_to(double t_end) {
+  TOKDYN_PETSC_CHECK(TSSetMaxTime(ts_, t_end));
+  solve();
+}
+
+void GradientFlow::advance_steps(std::int64_t steps) {
+  TOKDYN_PETSC_CHECK(TSSetMaxTime(ts_, std::numeric_limits<double>::max()));
+  TOKDYN_PETSC_CHECK(TSSetMaxSteps(ts_, static_cast<PetscInt>(this->steps() + steps)));
+  solve();
+}
+
+std::vector<double> GradientFlow::theta() const {
+  TOKDYN_PETSC_CHECK(VecScatterBegin(to_all_, x_, all_, INSERT_VALUES, SCATTER_FORWARD));
+  TOKDYN_PETSC_CHECK(VecScatterEnd(to_all_, x_, all_, INSERT_VALUES, SCATTER_FORWARD));
+  const PetscScalar* a = nullptr;
+  TOKDYN_PETSC_CHECK(VecGetArrayRead(all_, &a));
+  std::vector<double> out(a, a + shape_.size());
+  TOKDYN_PETSC_CHECK(VecRestoreArrayRead(all_, &a));
+  return out;
+}
+
+double GradientFlow::time() const {
+  PetscReal t = 0;
+  TOKDYN_PETSC_CHECK(TSGetTime(ts_, &t));
+  return t;
+}
+
+double GradientFlow::step() const {
+  PetscReal dt = 0;
+  TOKDYN_PETSC_CHECK(TSGetTimeStep(ts_, &dt));
+  return dt;
+}
+
+std::int64_t GradientFlow::steps() const {
+  PetscInt n = 0;
+  TOKDYN_PETSC_CHECK(TSGetStepNumber(ts_, &n));
+  return n;
+}
+
+}  // namespace tokdyn

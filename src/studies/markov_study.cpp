@@ -1,0 +1,293 @@
+#include "tokdyn/studies/markov_study.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+#include "tokdyn/core/error.hpp"
+#include "tokdyn/io/hdf5.hpp"
+#include "tokdyn/run/keys.hpp"
+
+namespace tokdyn {
+
+DeckSchema MarkovStudy::schema() {
+  DeckSchema s;
+  add_run_keys(s, "markov.h5");
+  s.add_choice("markov.data", "chain", {"chain", "text"}, "training data: Markov sequences, or windows of a text file");
+  s.add_text("markov.pi", "0.75, 0.19, 0.05, 0.01", "chain: stationary law pi (comma list; d = its length)");
+  s.add_real("markov.lambda", 0.5, "chain: probability lam of repeating the last token (P = lam I + (1 - lam) 1 pi^T)",
+             0.0, 1.0);
+  s.add_choice("markov.start", "pi", {"pi", "uniform"}, "chain: law of x_1");
+  s.add_text("markov.family_c", "", "chain, stage IV: c_2..c_d (sum 0); when given, pi = (pi_1, (1 - pi_1)/(d - 1) + c_i delta)");
+  s.add_real("markov.family_pi1", 0.75, "chain, stage IV: pi_1", 0.0, 1.0, true);
+  s.add_real("markov.delta", 0.0, "chain, stage IV: delta");
+  s.add_int("markov.s", 32, "sequence length s (positions attended; the target is x_{s+1})", 2, 1 << 20);
+  s.add_choice("markov.loss", "population", {"population", "sample"},
+               "population: the exact expectation (a dynamic program over last token and counts); sample: N sequences");
+  s.add_int("markov.N", 4096, "sample: sequences", 1, std::int64_t(1) << 40);
+  s.add_int("markov.max_states", 2000000, "population: the most (last token, counts) states allowed", 1);
+  s.add_file("markov.text_file", "", "text: a UTF-8 file (data = text)");
+  s.add_choice("markov.tokenizer", "chars", {"chars", "bytes"}, "text: tokens are characters or bytes");
+  s.add_int("markov.stride", 1, "text: offset between two windows", 1);
+  s.add_int("model.m", 16, "embedding width m (W0 [d, m], W1 [m, d])", 1, 1 << 16);
+  s.add_int("model.mk", 16, "query/key width m_k (WQ, WK [m, m_k])", 1, 1 << 16);
+  s.add_choice("model.tau", "one", {"one", "sqrt_m"}, "softmax temperature tau: 1 or sqrt(m)");
+  s.add_bool("model.residual", false, "add x_s^T W0 W1 to the logits");
+  s.add_real("model.eps", 1e-4, "initial scale: every entry N(0, eps^2)", 0.0, 1e6, true);
+  s.add_choice("flow.method", "rk", {"rk", "gd"},
+               "rk: adaptive Runge-Kutta (TSRK 5dp, -ts_* options honoured); gd: gradient descent (forward Euler, step lr)");
+  s.add_real("flow.time", 100.0, "flow time T (gd: T / lr steps)", 0.0, 1e300, true);
+  s.add_int("flow.records", 200, "records at t = k T / R, k = 0..R (each a step of the run: checkpoints and progress)", 1);
+  s.add_real("flow.lr", 0.05, "gd: learning rate (the step of the flow time)", 0.0, 1e6, true);
+  s.add_real("flow.rtol", 1e-8, "rk: relative tolerance of TSAdapt", 0.0, 1.0, true);
+  s.add_real("flow.atol", 1e-12, "rk: absolute tolerance of TSAdapt", 0.0, 1.0, true);
+  s.add_real("flow.first_step", 1e-3, "rk: the first trial step", 0.0, 1e6, true);
+  return s;
+}
+
+MarkovParams markov_params(const Deck& deck) {
+  MarkovParams p;
+  p.data = deck.get_text("markov.data");
+  MarkovChain& c = p.chain;
+  c.lam = deck.get_real("markov.lambda");
+  c.start_uniform = deck.get_text("markov.start") == "uniform";
+  const std::vector<double> family = parse_real_list("markov.family_c", deck.get_text("markov.family_c"));
+  if (family.empty()) {
+    c.pi = parse_real_list("markov.pi", deck.get_text("markov.pi"));
+  } else {
+    c.pi = stage_four_pi(static_cast<int>(family.size()) + 1, deck.get_real("markov.family_pi1"), family,
+                         deck.get_real("markov.delta"));
+  }
+  c.d = static_cast<int>(c.pi.size());
+  if (p.data == "chain") check_chain(c);
+  p.s = deck.get_int("markov.s");
+  p.loss = deck.get_text("markov.loss");
+  p.samples = deck.get_int("markov.N");
+  p.max_states = deck.get_int("markov.max_states");
+  p.text_file = deck.get_text("markov.text_file");
+  p.tokenizer = deck.get_text("markov.tokenizer");
+  p.stride = deck.get_int("markov.stride");
+  if (p.data == "text" && p.text_file.empty()) throw InputError("markov.data = text needs markov.text_file");
+  p.shape.m = static_cast<int>(deck.get_int("model.m"));
+  p.shape.mk = static_cast<int>(deck.get_int("model.mk"));
+  p.shape.residual = deck.get_bool("model.residual");
+  p.shape.tau = deck.get_text("model.tau") == "one" ? 1.0 : std::sqrt(static_cast<double>(p.shape.m));
+  p.shape.d = c.d;
+  p.eps = deck.get_real("model.eps");
+  p.seed = static_cast<std::uint64_t>(deck.get_int("run.seed"));
+  p.flow.method = deck.get_text("flow.method");
+  p.flow.lr = deck.get_real("flow.lr");
+  p.flow.rtol = deck.get_real("flow.rtol");
+  p.flow.atol = deck.get_real("flow.atol");
+  p.flow.first_step = deck.get_real("flow.first_step");
+  p.time = deck.get_real("flow.time");
+  p.records = deck.get_int("flow.records");
+  if (p.flow.method == "gd") {
+    // Each record interval must be a whole number of steps.
+    const double steps = p.time / (static_cast<double>(p.records) * p.flow.lr);
+    if (std::abs(steps - std::round(steps)) > 1e-9 * steps || std::round(steps) < 1)
+      throw InputError("flow.method = gd: flow.time / (flow.records flow.lr) = " + std::to_string(steps) +
+                       " must be a whole number of steps per record");
+  }
+  return p;
+}
+
+// The flow as a run state: record k at t_k = k T / R; the checkpoint holds theta, the time, the next
+// step size and the step count (the integrator goes on from them).
+class MarkovRun : public RunState {
+ public:
+  MarkovRun(const Comm& comm, const MarkovParams& p, SequenceItems items, std::vector<double> pi,
+            std::vector<std::string> vocabulary)
+      : comm_(comm), p_(p), items_(std::move(items)), pi_(std::move(pi)), vocabulary_(std::move(vocabulary)),
+        flow_(comm.get(), p.shape, items_, p.flow), theta0_(p.shape.size()) {
+    initial_one_layer(p.shape, p.eps, p.seed, theta0_.data());
+    initial_ = conserved_quantities(p.shape, theta0_.data());
+    const std::vector<double> G = stage_one_matrix(items_, p.shape.residual, comm.get());
+    sigma_star_ = singular_values(G.data(), p.shape.d, p.shape.d)[0];
+    g_direction_ = top_left_singular_vector(G, p.shape.d);
+    double a = 0, b = 0;
+    for (double v : pi_) a += v * v, b += (v - 1.0 / p.shape.d) * (v - 1.0 / p.shape.d);
+    sigma_1_ = std::sqrt(a * b);
+    t_one_ = std::log(1 / (p.eps * p.eps * p.shape.m)) / (2 * sigma_star_);
+    start_ = MPI_Wtime();
+  }
+
+  std::int64_t steps() const override { return p_.records; }
+  std::string unit() const override { return "record"; }
+  void start() override {
+    flow_.set_state(theta0_, 0.0, p_.flow.method == "gd" ? p_.flow.lr : p_.flow.first_step, 0);
+  }
+
+  void begin(RunFile& file) override {
+    const hid_t g = file.study_group("markov");
+    h5::write_vector(g, "pi", pi_, comm_.get());
+    h5::write_vector(g, "g_direction", g_direction_, comm_.get());
+    h5::write_attribute(g, "sigma_star", sigma_star_);
+    h5::write_attribute(g, "sigma_1", sigma_1_);
+    h5::write_attribute(g, "t_I_predicted", t_one_);
+    h5::write_attribute(g, "items", items_.n_global);
+    std::string vocab;
+    for (const std::string& v : vocabulary_) vocab += v + "\n";
+    if (!vocab.empty()) h5::write_attribute(g, "vocabulary", vocab);
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "stage I: sigma* = %.6f (top singular value of G), sigma_1 = |pi| |pi - 1/d| = %.6f; predicted "
+                  "t_I = ln(1/(eps^2 m)) / (2 sigma*) = %.4g",
+                  sigma_star_, sigma_1_, t_one_);
+    comm_.print(line);
+    observe(0, file);
+  }
+
+  std::int64_t advance(std::int64_t k) override {
+    if (p_.flow.method == "gd")
+      flow_.advance_steps(static_cast<std::int64_t>(std::llround(p_.time / (p_.records * p_.flow.lr))));
+    else
+      flow_.advance_to(p_.time * static_cast<double>(k + 1) / static_cast<double>(p_.records));
+    return k + 1;
+  }
+
+  std::string observe(std::int64_t k, RunFile& file) override {
+    theta_ = flow_.theta();
+    const OneLayerEvaluation e = evaluate_one_layer(p_.shape, theta_.data(), items_, nullptr, comm_.get());
+    const MarkovObservables o = markov_observables(p_.shape, theta_.data(), e, pi_, g_direction_, initial_);
+    DiagnosticsRow row;
+    row.layer = k;
+    row.time = flow_.time();
+    row.scalars = {{"loss", o.loss},        {"entropy", o.entropy},   {"cos_w0_pi", o.cos_w0_pi},
+                   {"cos_w1_pi", o.cos_w1_pi}, {"cos_phi", o.cos_phi}, {"cos_w0_g", o.cos_w0_g}, {"drift_cm", o.drift_m},
+                   {"drift_ck", o.drift_k},  {"norm_wq", o.norm_wq},   {"norm_wk", o.norm_wk},
+                   {"steps", static_cast<double>(flow_.steps())},
+                   {"evaluations", static_cast<double>(flow_.evaluations())}};
+    file.write_diagnostics(row);
+    const std::pair<const char*, const std::vector<double>*> series[] = {
+        {"mass", &o.mass}, {"sv_w0", &o.sv_w0}, {"sv_w1", &o.sv_w1}, {"sv_wq", &o.sv_wq},
+        {"sv_wk", &o.sv_wk}, {"w0_row_norms", &o.row_norms}};
+    const hsize_t mine = comm_.root() ? 1 : 0;
+    for (const auto& [name, v] : series)
+      h5::write_series_row(file.study_series("markov", name, H5T_IEEE_F64LE, {hsize_t(v->size())}), hsize_t(k),
+                           H5T_NATIVE_DOUBLE, v->data(), 0, mine * v->size());
+    const hsize_t d = p_.shape.d, m = p_.shape.m;
+    h5::write_series_row(file.study_series("markov", "embedding", H5T_IEEE_F64LE, {d, m}), hsize_t(k),
+                         H5T_NATIVE_DOUBLE, theta_.data() + p_.shape.w0(), 0, mine * d);
+    char line[320];
+    std::snprintf(line, sizeof line,
+                  "record %lld/%lld: t = %.4g, loss %.6f, entropy %.4f, mass[0] %.4f, cos(u1(W0), pi) %.4f, |WQ| %.3g, "
+                  "%lld steps [%.1f s]",
+                  static_cast<long long>(k), static_cast<long long>(p_.records), flow_.time(), o.loss, o.entropy,
+                  o.mass.empty() ? 0.0 : o.mass[0], o.cos_w0_pi, o.norm_wq, static_cast<long long>(flow_.steps()),
+                  MPI_Wtime() - start_);
+    comm_.print(line);
+    last_loss_ = o.loss;
+    return std::isfinite(o.loss) ? "" : "the loss is NaN or Inf at t = " + std::to_string(flow_.time());
+  }
+
+  bool finite() const override {
+    for (double v : theta_)
+      if (!std::isfinite(v)) return false;
+    return true;
+  }
+  std::string nonfinite_message(std::int64_t k) const override {
+    return "NaN or Inf in the weights after record " + std::to_string(k) + " (lower flow.lr or flow.rtol)";
+  }
+
+  void save(CheckpointWriter& out) const override {
+    out.values("theta", flow_.theta());
+    out.attribute("time", flow_.time());
+    out.attribute("step", flow_.step());
+    out.attribute("steps", flow_.steps());
+    out.attribute("evaluations", flow_.evaluations());
+  }
+  void restore(const CheckpointReader& in, RunFile&) override {
+    theta_ = in.values("theta");
+    flow_.set_state(theta_, in.real_attribute("time"), in.real_attribute("step"), in.int_attribute("steps"));
+    flow_.set_evaluations(in.int_attribute("evaluations"));
+  }
+
+  void finish(RunFile& file) override {
+    const hid_t g = file.study_group("markov");
+    h5::write_attribute(g, "final_loss", last_loss_);
+    h5::write_attribute(g, "steps", flow_.steps());
+    h5::write_attribute(g, "evaluations", flow_.evaluations());
+    char line[256];
+    std::snprintf(line, sizeof line, "flow to t = %.6g: loss %.8f, %lld steps, %lld gradient evaluations",
+                  flow_.time(), last_loss_, static_cast<long long>(flow_.steps()),
+                  static_cast<long long>(flow_.evaluations()));
+    comm_.print(line);
+  }
+
+  double state_bytes() const override { return 8.0 * static_cast<double>(p_.shape.size()); }
+
+ private:
+  const Comm& comm_;
+  const MarkovParams& p_;
+  SequenceItems items_;
+  std::vector<double> pi_, g_direction_;
+  std::vector<std::string> vocabulary_;
+  GradientFlow flow_;
+  std::vector<double> theta0_, theta_;
+  Conserved initial_;
+  double sigma_star_ = 0, sigma_1_ = 0, t_one_ = 0, last_loss_ = NAN, start_ = 0;
+};
+
+MarkovStudy::MarkovStudy(const Comm& comm, const Deck& deck) : comm_(comm), params_(markov_params(deck)) {
+  if (params_.data == "text") {
+    text_ = tokenize_text(params_.text_file, params_.tokenizer == "bytes");
+    params_.shape.d = static_cast<int>(text_.vocabulary.size());
+    items_ = text_windows(text_, params_.s, params_.stride);
+    if (items_ == 0)
+      throw InputError("markov.text_file '" + params_.text_file + "' is shorter than markov.s + 1 tokens");
+  } else if (params_.loss == "population") {
+    items_ = population_states(params_.shape.d, params_.s);  // an upper bound until the law is built
+    if (items_ > params_.max_states)
+      throw InputError("markov.loss = population: " + std::to_string(items_) + " (last token, counts) states for d = " +
+                       std::to_string(params_.shape.d) + ", s = " + std::to_string(params_.s) +
+                       " exceed markov.max_states = " + std::to_string(params_.max_states) + " (use markov.loss = sample)");
+  } else {
+    items_ = params_.samples;
+  }
+}
+
+MarkovStudy::~MarkovStudy() = default;
+
+MemoryEstimate MarkovStudy::memory() const {
+  const double d = params_.shape.d, n = static_cast<double>(items_);
+  MemoryEstimate memory;
+  memory.add("items: counts and targets [n/P, d] x 2", 2 * n / comm_.size() * (d + 1));
+  if (params_.data == "chain" && params_.loss == "population")
+    memory.add("the dynamic program's two levels (every rank)", 2 * n * 8, 8);
+  memory.add("weights, gradient and TS stages [size] x 12", 12.0 * static_cast<double>(params_.shape.size()));
+  return memory;
+}
+
+RunState& MarkovStudy::setup() {
+  SequenceItems items;
+  std::vector<double> pi = params_.chain.pi;
+  if (params_.data == "text") {
+    const Partition part(items_, comm_.size());
+    items = text_items(text_, params_.s, params_.stride, part, comm_.rank());
+    // The reference law of a text: its token frequencies.
+    pi.assign(params_.shape.d, 0.0);
+    for (int t : text_.tokens) pi[t] += 1.0 / static_cast<double>(text_.tokens.size());
+  } else if (params_.loss == "population") {
+    items = population_items(params_.chain, params_.s, comm_.size(), comm_.rank(), params_.max_states);
+    items_ = items.n_global;
+  } else {
+    items = sample_items(params_.chain, params_.s, params_.samples, params_.seed, Partition(params_.samples, comm_.size()),
+                         comm_.rank());
+  }
+  state_ = std::make_unique<MarkovRun>(comm_, params_, std::move(items), std::move(pi), text_.vocabulary);
+  return *state_;
+}
+
+std::string MarkovStudy::banner() const {
+  char line[320];
+  std::snprintf(line, sizeof line,
+                "tokdyn markov: %s, d = %d, s = %lld, %s loss (%lld items), m = %d, mk = %d, tau = %g%s, eps = %g, %s flow "
+                "to T = %g",
+                params_.data == "text" ? ("text '" + params_.text_file + "'").c_str() : "Markov chain", params_.shape.d,
+                static_cast<long long>(params_.s), params_.data == "text" ? "sample" : params_.loss.c_str(),
+                static_cast<long long>(items_), params_.shape.m, params_.shape.mk, params_.shape.tau,
+                params_.shape.residual ? ", residual" : "", params_.eps, params_.flow.method.c_str(), params_.time);
+  return line;
+}
+
+}  // namespace tokdyn

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# tokdyn markov (doc/science.md section 8) at test size: the flow's claims from its run files.
+# - eps -> 0: the initial loss is ln d, the attention uniform; the loss never increases along the flow;
+# - stage I: log sigma_1(W0) grows at the rate sigma* (the top singular value of G, printed next to
+#   sigma_1 = |pi| |pi - 1/d|) within 2 %, u_1(W0) aligns with u_1(G) (cos > 0.999), |WQ| stays at its
+#   initial scale; the stage-I time moves by ln(10)/sigma* per decade of eps (3 %);
+# - conserved quantities: under RK at tight tolerance C_m and C_k drift at the tolerance's level; under
+#   gradient descent the drift halves with lr;
+# - 1, 2 and 3 ranks agree (1e-12); stopped and resumed: bit for bit; a text run on the shipped text.
+source "$(dirname "$0")/common.sh"
+D="$SRC/input/markov.ini"
+
+run 2 markov "$D" --flow.time=30 --flow.records=30 --model.eps=1e-6 --run.output=stage1.h5 > stage1.log
+grep -q "sigma\* = " stage1.log || fail "no stage-I line: $(cat stage1.log)"
+"$PYTHON" - stage1.h5 <<'PY' || fail "stage I"
+import sys, h5py, numpy as np
+f = h5py.File(sys.argv[1], "r")
+g, dg = f["markov"], f["diagnostics"]
+t, loss = dg["time"][()], dg["loss"][()]
+sigma = g.attrs["sigma_star"]
+print(f"sigma* = {sigma:.6f}, sigma_1 = {g.attrs['sigma_1']:.6f}, predicted t_I = {g.attrs['t_I_predicted']:.3f}")
+assert abs(loss[0] - np.log(4)) < 1e-9, loss[0]
+assert abs(dg["entropy"][0] - 1) < 1e-9
+assert np.all(np.diff(loss) <= 1e-12), np.diff(loss).max()
+# Growth of the top singular value of W0 well inside stage I (t in [5, 20], before t_I ~ 30).
+s0 = g["sv_w0"][:, 0]
+k = (t >= 5) & (t <= 20)
+rate = np.polyfit(t[k], np.log(s0[k]), 1)[0]
+print(f"measured growth rate of sigma_1(W0): {rate:.6f} against sigma* {sigma:.6f} ({100 * (rate / sigma - 1):+.3f} %)")
+assert abs(rate / sigma - 1) < 0.02
+# The other directions decay at e^{-(sigma_1 - sigma_2) t} relative to u_1(G): aligned from t ~ 10 on.
+cos = dg["cos_w0_g"][()][(t >= 10) & (t <= 20)]
+print(f"cos(u1(W0), u1(G)) over t in [10, 20]: min {cos.min():.6f}")
+assert cos.min() > 0.999
+wq = dg["norm_wq"][()]
+assert wq[k].max() < 2 * wq[0], (wq[0], wq[k].max())
+PY
+
+# The stage-I time against eps: the loss falls to halfway between ln d and its plateau at
+# t_I(eps); one decade of eps moves it by ln(10)/sigma*.
+for e in 1e-3 1e-4 1e-5; do
+  run 2 markov "$D" --flow.time=40 --flow.records=400 --model.eps=$e --run.output=eps$e.h5 > eps$e.log
+done
+"$PYTHON" - eps1e-3.h5 eps1e-4.h5 eps1e-5.h5 <<'PY' || fail "stage-I shift"
+import sys, h5py, numpy as np
+onsets = []
+for name in sys.argv[1:]:
+    f = h5py.File(name, "r")
+    t, loss = f["diagnostics/time"][()], f["diagnostics/loss"][()]
+    # The first time the loss drops 0.1 below ln d (linear interpolation between records).
+    level = np.log(4) - 0.1
+    i = np.argmax(loss < level)
+    onsets.append(t[i - 1] + (t[i] - t[i - 1]) * (loss[i - 1] - level) / (loss[i - 1] - loss[i]))
+    sigma = f["markov"].attrs["sigma_star"]
+shifts = np.diff(onsets)
+print("stage-I onsets", np.round(onsets, 4), "shifts per decade", np.round(shifts, 4), "predicted", np.log(10) / sigma)
+assert np.all(np.abs(shifts / (np.log(10) / sigma) - 1) < 0.03)
+PY
+
+# Conserved quantities: RK at rtol 1e-10 against gradient descent at lr and lr/2.
+run 2 markov "$D" --flow.time=20 --flow.records=4 --model.eps=0.1 --flow.rtol=1e-10 --flow.atol=1e-14 \
+  --run.output=rk.h5 > rk.log
+run 2 markov "$D" --flow.time=20 --flow.records=4 --model.eps=0.1 --flow.method=gd --flow.lr=0.02 --run.output=gd1.h5 > gd1.log
+run 2 markov "$D" --flow.time=20 --flow.records=4 --model.eps=0.1 --flow.method=gd --flow.lr=0.01 --run.output=gd2.h5 > gd2.log
+"$PYTHON" - rk.h5 gd1.h5 gd2.h5 <<'PY' || fail "conservation"
+import sys, h5py
+d = [h5py.File(n, "r")["diagnostics"] for n in sys.argv[1:]]
+rk, g1, g2 = (max(x["drift_cm"][-1], x["drift_ck"][-1]) for x in d)
+print(f"drift of C_m, C_k at t = 20: RK (rtol 1e-10) {rk:.3e}; GD lr 0.02 {g1:.3e}, lr 0.01 {g2:.3e}, ratio {g1 / g2:.3f} (expected 2)")
+assert rk < 1e-7
+assert abs(g1 / g2 - 2) < 0.2
+assert all(x["loss"][-1] < x["loss"][0] for x in d)
+PY
+
+# Rank independence and restart.
+for np in 1 3; do
+  run $np markov "$D" --flow.time=25 --flow.records=10 --model.eps=1e-3 --run.output=np$np.h5 > np$np.log
+done
+run 2 markov "$D" --flow.time=25 --flow.records=10 --model.eps=1e-3 --run.output=np2.h5 > np2.log
+compare np1.h5 np2.h5 --tol 1e-12 || fail "1 and 2 ranks differ"
+compare np1.h5 np3.h5 --tol 1e-12 || fail "1 and 3 ranks differ"
+run 2 markov "$D" --flow.time=25 --flow.records=10 --model.eps=1e-3 --run.output=stop.h5 --$STOP=4 > stop.log
+[ "$(status_of stop.h5.part)" = checkpointed ] || fail "stop_at: not checkpointed"
+run 2 markov "$D" --flow.time=25 --flow.records=10 --model.eps=1e-3 --run.output=stop.h5 --resume > resume.log
+compare np2.h5 stop.h5 --tol 0 || fail "resumed run differs from the uninterrupted one"
+run 2 markov "$D" --flow.time=25 --flow.records=10 --model.eps=1e-3 --flow.method=gd --flow.lr=0.05 --run.output=gdfull.h5 > /dev/null
+run 2 markov "$D" --flow.time=25 --flow.records=10 --model.eps=1e-3 --flow.method=gd --flow.lr=0.05 --run.output=gdstop.h5 --$STOP=3 > /dev/null
+run 2 markov "$D" --flow.time=25 --flow.records=10 --model.eps=1e-3 --flow.method=gd --flow.lr=0.05 --run.output=gdstop.h5 --resume > /dev/null
+compare gdfull.h5 gdstop.h5 --tol 0 || fail "resumed gd run differs"
+
+# A sample loss, -ts_* options, a text run, errors.
+run 2 markov "$D" --flow.time=5 --flow.records=5 --markov.loss=sample --markov.N=500 --run.output=sample.h5 -ts_rk_type 3bs > sample.log
+run 2 markov "$SRC/input/markov-text.ini" --flow.time=2 --flow.records=2 --run.output=text.h5 > text.log
+grep -q "tokdyn markov: text" text.log || fail "text banner: $(cat text.log)"
+expect_error 2 "markov.pi must sum to 1" markov "$D" --markov.pi=0.5,0.4 --run.output=bad.h5
+expect_error 2 "exceed markov.max_states" markov "$D" --markov.s=4000 --run.output=bad.h5
+expect_error 2 "whole number of steps" markov "$D" --flow.method=gd --flow.lr=0.07 --run.output=bad.h5
+expect_error 2 "cannot be opened" markov "$SRC/input/markov-text.ini" --markov.text_file=nothing.txt --run.output=bad.h5
+echo "markov: all checks passed"

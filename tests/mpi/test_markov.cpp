@@ -1,0 +1,256 @@
+// tokdyn markov's data and model (doc/science.md section 8): the population law against enumeration of
+// every sequence, the hand-written gradient against central differences, the population loss against a
+// large sample, the symmetries behind the conserved C_m and C_k, stage I's matrix G, rank independence.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <numeric>
+#include <vector>
+
+#include "tokdyn/core/comm.hpp"
+#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/random.hpp"
+#include "tokdyn/markov/one_layer.hpp"
+#include "tokdyn/markov/sequences.hpp"
+
+using namespace tokdyn;
+
+namespace {
+
+MarkovChain paper_chain(double lam = 0.5) {
+  MarkovChain c;
+  c.d = 4;
+  c.lam = lam;
+  c.pi = {0.75, 0.19, 0.05, 0.01};
+  return c;
+}
+
+// Every item on this process (MPI_COMM_SELF's view).
+SequenceItems all_population(const MarkovChain& chain, std::int64_t s) { return population_items(chain, s, 1, 0, 1 << 24); }
+
+std::vector<double> random_theta(const OneLayerShape& shape, double eps, std::uint64_t seed) {
+  std::vector<double> theta(shape.size());
+  initial_one_layer(shape, eps, seed, theta.data());
+  return theta;
+}
+
+double norm(const std::vector<double>& v) { return std::sqrt(std::inner_product(v.begin(), v.end(), v.begin(), 0.0)); }
+
+}  // namespace
+
+// The dynamic program over (last token, counts) against the sum over all d^s sequences of their
+// probabilities (exact up to the round-off of the sums: 1e-15).
+TEST(Markov, PopulationLawEqualsEnumeration) {
+  for (bool uniform : {false, true}) {
+    MarkovChain chain;
+    chain.d = 3;
+    chain.lam = 0.3;
+    chain.pi = {0.5, 0.3, 0.2};
+    chain.start_uniform = uniform;
+    const int s = 6;
+    std::map<std::vector<int>, double> law;  // key: counts then last token
+    std::vector<int> x(s, 0);
+    for (int code = 0; code < 729; ++code) {
+      int c = code;
+      for (int k = 0; k < s; ++k, c /= 3) x[k] = c % 3;
+      double p = chain.start(x[0]);
+      for (int k = 1; k < s; ++k) p *= chain.transition(x[k - 1], x[k]);
+      std::vector<int> key(4, 0);
+      for (int k = 0; k < s; ++k) ++key[x[k]];
+      key[3] = x[s - 1];
+      law[key] += p;
+    }
+    const SequenceItems items = all_population(chain, s);
+    ASSERT_EQ(static_cast<std::size_t>(items.size()), law.size());
+    double total = 0;
+    for (std::int64_t j = 0; j < items.size(); ++j) {
+      const std::vector<int> key = {static_cast<int>(items.counts[j * 3]), static_cast<int>(items.counts[j * 3 + 1]),
+                                    static_cast<int>(items.counts[j * 3 + 2]), items.last[j]};
+      EXPECT_NEAR(items.weight[j], law.at(key), 1e-15);
+      total += items.weight[j];
+      double q = 0;
+      for (int y = 0; y < 3; ++y) q += items.target[j * 3 + y];
+      EXPECT_NEAR(q, 1.0, 1e-15);
+    }
+    EXPECT_NEAR(total, 1.0, 1e-14);
+  }
+  EXPECT_EQ(population_states(4, 32), 4 * 6545);
+  EXPECT_THROW(population_items(paper_chain(), 400, 1, 0, 1000000), InputError);
+}
+
+// Central differences with h = 1e-5 on every parameter: truncation O(h^2) ~ 1e-10 and round-off
+// ~ 1e-16 / h = 1e-11 relative, so a relative error below 1e-7 is a correct backward pass.
+TEST(Markov, GradientEqualsCentralDifferences) {
+  const MarkovChain chain = paper_chain();
+  const SequenceItems population = all_population(chain, 6);
+  const SequenceItems sample = sample_items(chain, 6, 40, 3, Partition(40, 1), 0);
+  for (const SequenceItems* items : {&population, &sample})
+    for (bool residual : {false, true})
+      for (double tau : {1.0, std::sqrt(5.0)}) {
+        const OneLayerShape shape{4, 5, 3, residual, tau};
+        std::vector<double> theta = random_theta(shape, 0.7, 11), grad(shape.size()), fd(shape.size());
+        evaluate_one_layer(shape, theta.data(), *items, grad.data(), MPI_COMM_SELF);
+        const double h = 1e-5;
+        for (std::size_t k = 0; k < theta.size(); ++k) {
+          const double keep = theta[k];
+          theta[k] = keep + h;
+          const double up = evaluate_one_layer(shape, theta.data(), *items, nullptr, MPI_COMM_SELF).loss;
+          theta[k] = keep - h;
+          const double down = evaluate_one_layer(shape, theta.data(), *items, nullptr, MPI_COMM_SELF).loss;
+          theta[k] = keep;
+          fd[k] = (up - down) / (2 * h);
+        }
+        std::vector<double> diff(fd.size());
+        for (std::size_t k = 0; k < fd.size(); ++k) diff[k] = grad[k] - fd[k];
+        EXPECT_LT(norm(diff) / norm(fd), 1e-7) << "residual " << residual << ", tau " << tau << ", "
+                                               << (items == &population ? "population" : "sample");
+      }
+}
+
+// The population loss is the expectation of a sampled sequence's loss: a sample of 20000 has it within
+// 4 standard errors (the per-sequence losses' spread over sqrt N).
+TEST(Markov, PopulationLossEqualsLargeSampleMean) {
+  const MarkovChain chain = paper_chain();
+  const OneLayerShape shape{4, 6, 4, false, 1.0};
+  const std::vector<double> theta = random_theta(shape, 0.8, 5);
+  const double exact = evaluate_one_layer(shape, theta.data(), all_population(chain, 8), nullptr, MPI_COMM_SELF).loss;
+  const std::int64_t n = 20000;
+  SequenceItems one = sample_items(chain, 8, 1, 9, Partition(1, 1), 0);
+  double s1 = 0, s2 = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::vector<int> x = sample_sequence(chain, 8, 9, i);
+    std::fill(one.counts.begin(), one.counts.end(), 0.0);
+    std::fill(one.target.begin(), one.target.end(), 0.0);
+    for (int k = 0; k < 8; ++k) one.counts[x[k]] += 1;
+    one.last[0] = x[7];
+    one.weight[0] = 1;
+    one.target[x[8]] = 1;
+    const double l = evaluate_one_layer(shape, theta.data(), one, nullptr, MPI_COMM_SELF).loss;
+    s1 += l, s2 += l * l;
+  }
+  const double mean = s1 / n, se = std::sqrt((s2 / n - mean * mean) / (n - 1));
+  EXPECT_LT(std::abs(mean - exact), 4 * se) << "sample " << mean << " +- " << se << ", population " << exact;
+  // The whole sample at once gives the same mean (equal weights 1/N).
+  const double batch = evaluate_one_layer(shape, theta.data(), sample_items(chain, 8, n, 9, Partition(n, 1), 0), nullptr,
+                                          MPI_COMM_SELF).loss;
+  EXPECT_NEAR(batch, mean, 1e-12);
+}
+
+// At eps -> 0 the logits vanish: the loss is ln d (to O(eps^2)), the attention uniform (entropy 1).
+TEST(Markov, InitialLossIsLogD) {
+  const OneLayerShape shape{4, 8, 8, false, 1.0};
+  const std::vector<double> theta = random_theta(shape, 1e-8, 1);
+  const OneLayerEvaluation e = evaluate_one_layer(shape, theta.data(), all_population(paper_chain(), 10), nullptr,
+                                                  MPI_COMM_SELF);
+  EXPECT_NEAR(e.loss, std::log(4.0), 1e-12);
+  EXPECT_NEAR(e.entropy, 1.0, 1e-12);
+}
+
+// The model is invariant under W0 -> W0 (I + eA), W1, WQ, WK -> (I - eA) (.) and WQ -> WQ (I + eB),
+// WK -> WK (I - eB^T): the gradient is orthogonal to both generators (what conserves C_m and C_k).
+TEST(Markov, GradientIsOrthogonalToTheSymmetries) {
+  const OneLayerShape shape{4, 5, 3, true, 1.0};
+  const std::vector<double> theta = random_theta(shape, 0.6, 2);
+  std::vector<double> grad(shape.size());
+  evaluate_one_layer(shape, theta.data(), all_population(paper_chain(), 6), grad.data(), MPI_COMM_SELF);
+  const int d = shape.d, m = shape.m, mk = shape.mk;
+  std::vector<double> A(m * m), B(mk * mk);
+  RandomStream(4, Purpose::test).normals(0, 0, A.data(), A.size());
+  RandomStream(4, Purpose::test).normals(0, 1, B.data(), B.size());
+  std::vector<double> dA(shape.size(), 0.0), dB(shape.size(), 0.0);
+  const double* W0 = &theta[shape.w0()];
+  for (int i = 0; i < d; ++i)  // W0 A
+    for (int a = 0; a < m; ++a)
+      for (int b = 0; b < m; ++b) dA[shape.w0() + i * m + b] += W0[i * m + a] * A[a * m + b];
+  for (std::size_t off : {shape.wq(), shape.wk(), shape.w1()}) {  // -A W for WQ, WK [m, mk] and W1 [m, d]
+    const int cols = off == shape.w1() ? d : mk;
+    for (int a = 0; a < m; ++a)
+      for (int b = 0; b < m; ++b)
+        for (int c = 0; c < cols; ++c) dA[off + a * cols + c] -= A[a * m + b] * theta[off + b * cols + c];
+  }
+  for (int a = 0; a < m; ++a)  // WQ B and -WK B^T
+    for (int b = 0; b < mk; ++b)
+      for (int c = 0; c < mk; ++c) {
+        dB[shape.wq() + a * mk + c] += theta[shape.wq() + a * mk + b] * B[b * mk + c];
+        dB[shape.wk() + a * mk + c] -= theta[shape.wk() + a * mk + b] * B[c * mk + b];
+      }
+  for (const std::vector<double>* delta : {&dA, &dB}) {
+    const double dot = std::inner_product(grad.begin(), grad.end(), delta->begin(), 0.0);
+    EXPECT_LT(std::abs(dot), 1e-13 * norm(grad) * norm(*delta));
+  }
+}
+
+// Stage I: sigma* = the top singular value of G = E[c (e_y - 1/d)^T]. For the paper's pi, s = 32,
+// lam = 0.5, x_1 ~ pi, an independent NumPy computation gives 0.464; sigma_1 = |pi| |pi - 1/d| = 0.4595
+// is its limit for long stationary sequences (s = 64 is closer than s = 32).
+TEST(Markov, StageOneRate) {
+  const MarkovChain chain = paper_chain();
+  double sigma1 = 0, a = 0, b = 0;
+  for (double p : chain.pi) a += p * p, b += (p - 0.25) * (p - 0.25);
+  sigma1 = std::sqrt(a * b);
+  EXPECT_NEAR(sigma1, 0.4595, 5e-5);
+  const std::vector<double> g32 = stage_one_matrix(all_population(chain, 32), false, MPI_COMM_SELF);
+  const double s32 = singular_values(g32.data(), 4, 4)[0];
+  EXPECT_NEAR(s32, 0.464, 5e-4);
+  const std::vector<double> g64 = stage_one_matrix(all_population(chain, 64), false, MPI_COMM_SELF);
+  EXPECT_LT(std::abs(singular_values(g64.data(), 4, 4)[0] - sigma1), std::abs(s32 - sigma1));
+  // singular_values against a diagonal matrix with known entries, rectangular both ways.
+  const std::vector<double> r = {3, 0, 0, 0, -2, 0};  // [2, 3]
+  const std::vector<double> sv = singular_values(r.data(), 2, 3);
+  EXPECT_NEAR(sv[0], 3, 1e-14);
+  EXPECT_NEAR(sv[1], 2, 1e-14);
+}
+
+// Items spread over the ranks of the world give the loss and gradient of all items on one process to
+// 1e-12 (only the order of the sums differs), the same bits on every rank.
+TEST(Markov, RankIndependence) {
+  const Comm comm;
+  const MarkovChain chain = paper_chain();
+  const OneLayerShape shape{4, 6, 5, true, std::sqrt(6.0)};
+  const std::vector<double> theta = random_theta(shape, 0.5, 8);
+  std::vector<double> g_world(shape.size()), g_self(shape.size());
+  for (int mode = 0; mode < 2; ++mode) {
+    const SequenceItems world = mode == 0 ? population_items(chain, 12, comm.size(), comm.rank(), 1 << 24)
+                                          : sample_items(chain, 12, 301, 5, Partition(301, comm.size()), comm.rank());
+    const SequenceItems self = mode == 0 ? all_population(chain, 12) : sample_items(chain, 12, 301, 5, Partition(301, 1), 0);
+    const double lw = evaluate_one_layer(shape, theta.data(), world, g_world.data(), comm.get()).loss;
+    const double ls = evaluate_one_layer(shape, theta.data(), self, g_self.data(), MPI_COMM_SELF).loss;
+    EXPECT_NEAR(lw, ls, 1e-12 * ls);
+    std::vector<double> diff(shape.size());
+    for (std::size_t k = 0; k < diff.size(); ++k) diff[k] = g_world[k] - g_self[k];
+    EXPECT_LT(norm(diff), 1e-12 * norm(g_self));
+    // Every rank holds rank 0's bits.
+    std::vector<double> root = g_world;
+    MPI_Bcast(root.data(), static_cast<int>(root.size()), MPI_DOUBLE, 0, comm.get());
+    EXPECT_EQ(root, g_world);
+  }
+}
+
+// Characters (UTF-8 code points, sorted) or bytes; windows of s tokens with the next one as target.
+TEST(Markov, TextWindows) {
+  const Comm comm;
+  const std::string path = "markov_text_" + std::to_string(comm.rank()) + ".txt";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << "ab\xc3\xa9" "ba\xc3\xa9";  // a b é b a é
+  }
+  const TokenizedText chars = tokenize_text(path, false);
+  ASSERT_EQ(chars.vocabulary.size(), 3u);
+  EXPECT_EQ(chars.vocabulary[2], "\xc3\xa9");
+  EXPECT_EQ(chars.tokens, (std::vector<int>{0, 1, 2, 1, 0, 2}));
+  EXPECT_EQ(tokenize_text(path, true).vocabulary.size(), 4u);  // a, b, 0xc3, 0xa9
+  EXPECT_EQ(text_windows(chars, 3, 1), 3);
+  const SequenceItems items = text_items(chars, 3, 1, Partition(3, 1), 0);
+  EXPECT_EQ(items.last, (std::vector<int>{2, 1, 0}));
+  EXPECT_EQ(items.counts, (std::vector<double>{1, 1, 1, 0, 2, 1, 1, 1, 1}));
+  EXPECT_EQ(items.target[0 * 3 + 1], 1);  // after "abé" comes b
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << "a\xc3";
+  }
+  EXPECT_THROW(tokenize_text(path, false), InputError);
+  std::remove(path.c_str());
+}
