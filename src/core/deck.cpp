@@ -379,7 +379,7 @@ std::vector<std::int64_t> parse_index_list(const std::string& key, const std::st
   return values;
 }
 
-std::vector<double> parse_real_list(const std::string& key, const std::string& text) {
+std::vector<double> parse_real_list(const std::string& key, const std::string& text, bool signed_values) {
   std::vector<double> values;
   for (const std::string& item : split_list(text)) {
     std::size_t used = 0;
@@ -389,8 +389,9 @@ std::vector<double> parse_real_list(const std::string& key, const std::string& t
     } catch (const std::exception&) {
       used = 0;
     }
-    if (used == 0 || used != item.size() || !std::isfinite(v) || v < 0)
-      throw InputError("deck key '" + key + "': '" + item + "' is not a finite non-negative number");
+    if (used == 0 || used != item.size() || !std::isfinite(v) || (v < 0 && !signed_values))
+      throw InputError("deck key '" + key + "': '" + item + "' is not a finite" +
+                       (signed_values ? "" : " non-negative") + " number");
     values.push_back(v);
   }
   return values;

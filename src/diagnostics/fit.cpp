@@ -16,6 +16,24 @@ double least_squares_slope(const std::vector<double>& x, const std::vector<doubl
   return sxy / sxx;
 }
 
+Estimate fitted_slope(const std::vector<double>& x, const std::vector<double>& y) {
+  const std::size_t n = x.size();
+  Estimate e;
+  e.value = least_squares_slope(x, y);
+  double mx = 0, my = 0;
+  for (std::size_t i = 0; i < n; ++i) mx += x[i] / n, my += y[i] / n;
+  double sxx = 0, rss = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double r = y[i] - my - e.value * (x[i] - mx);
+    sxx += (x[i] - mx) * (x[i] - mx), rss += r * r;
+  }
+  // Standard error of the slope from the residuals (n - 2 degrees of freedom); 1.96 of it each side.
+  const double se = n > 2 ? std::sqrt(rss / static_cast<double>(n - 2) / sxx) : NAN;
+  e.low = e.value - 1.96 * se;
+  e.high = e.value + 1.96 * se;
+  return e;
+}
+
 Estimate bootstrap(int replicas, const std::function<double(const std::vector<int>&)>& statistic, int resamples,
                    double alpha, std::uint64_t seed) {
   Estimate e;

@@ -5,6 +5,7 @@
 
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/io/hdf5.hpp"
+#include "tokdyn/markov/stages.hpp"
 #include "tokdyn/run/keys.hpp"
 
 namespace tokdyn {
@@ -50,7 +51,7 @@ MarkovParams markov_params(const Deck& deck) {
   MarkovChain& c = p.chain;
   c.lam = deck.get_real("markov.lambda");
   c.start_uniform = deck.get_text("markov.start") == "uniform";
-  const std::vector<double> family = parse_real_list("markov.family_c", deck.get_text("markov.family_c"));
+  const std::vector<double> family = parse_real_list("markov.family_c", deck.get_text("markov.family_c"), true);
   if (family.empty()) {
     c.pi = parse_real_list("markov.pi", deck.get_text("markov.pi"));
   } else {
@@ -108,6 +109,8 @@ class MarkovRun : public RunState {
     for (double v : pi_) a += v * v, b += (v - 1.0 / p.shape.d) * (v - 1.0 / p.shape.d);
     sigma_1_ = std::sqrt(a * b);
     t_one_ = std::log(1 / (p.eps * p.eps * p.shape.m)) / (2 * sigma_star_);
+    for (int i = 1; i < p.shape.d; ++i)
+      if (pi_[i] > pi_[top_]) top_ = i;
     start_ = MPI_Wtime();
   }
 
@@ -177,6 +180,12 @@ class MarkovRun : public RunState {
                   MPI_Wtime() - start_);
     comm_.print(line);
     last_loss_ = o.loss;
+    series_.time.push_back(flow_.time());
+    series_.loss.push_back(o.loss);
+    series_.top_mass.push_back(o.mass[top_]);
+    series_.norm_wq.push_back(o.norm_wq);
+    series_.sv0.push_back(o.sv_w0[0]);
+    series_.sv1.push_back(o.sv_w0.size() > 1 ? o.sv_w0[1] : 0.0);
     return std::isfinite(o.loss) ? "" : "the loss is NaN or Inf at t = " + std::to_string(flow_.time());
   }
 
@@ -195,15 +204,19 @@ class MarkovRun : public RunState {
     out.attribute("step", flow_.step());
     out.attribute("steps", flow_.steps());
     out.attribute("evaluations", flow_.evaluations());
+    for (const auto& [name, v] : stage_series()) out.values(name, *v);
   }
   void restore(const CheckpointReader& in, RunFile&) override {
     theta_ = in.values("theta");
     flow_.set_state(theta_, in.real_attribute("time"), in.real_attribute("step"), in.int_attribute("steps"));
     flow_.set_evaluations(in.int_attribute("evaluations"));
+    for (const auto& [name, v] : stage_series()) *v = in.values(name);
+    last_loss_ = series_.loss.back();
   }
 
   void finish(RunFile& file) override {
     const hid_t g = file.study_group("markov");
+    write_stages(g);
     h5::write_attribute(g, "final_loss", last_loss_);
     h5::write_attribute(g, "steps", flow_.steps());
     h5::write_attribute(g, "evaluations", flow_.evaluations());
@@ -214,9 +227,44 @@ class MarkovRun : public RunState {
     comm_.print(line);
   }
 
-  double state_bytes() const override { return 8.0 * static_cast<double>(p_.shape.size()); }
+  double state_bytes() const override {
+    return 8.0 * static_cast<double>(p_.shape.size() + 6 * series_.time.size());
+  }
 
  private:
+  // The per-record series the stage detection reads, by their checkpoint names.
+  std::vector<std::pair<const char*, std::vector<double>*>> stage_series() {
+    return {{"stage_time", &series_.time},     {"stage_loss", &series_.loss}, {"stage_top_mass", &series_.top_mass},
+            {"stage_norm_wq", &series_.norm_wq}, {"stage_sv0", &series_.sv0},   {"stage_sv1", &series_.sv1}};
+  }
+  std::vector<std::pair<const char*, std::vector<double>*>> stage_series() const {
+    return const_cast<MarkovRun*>(this)->stage_series();
+  }
+
+  // The onsets by the written criteria, next to the stage-I prediction.
+  void write_stages(hid_t g) const {
+    const StageOnsets s = detect_stages(series_, std::log(static_cast<double>(p_.shape.d)));
+    const std::pair<const char*, double> onsets[] = {{"t_I", s.condensation}, {"t_II", s.focus},
+                                                     {"t_III", s.dilution},   {"t_IV", s.new_direction}};
+    for (const auto& [name, v] : onsets) h5::write_attribute(g, name, v);
+    h5::write_vector(g, "stage_I_rate", {s.rate.value, s.rate.low, s.rate.high}, comm_.get());
+    h5::write_attribute(g, "stage_criteria", std::string(kStageCriteria));
+    auto when = [](double t) {
+      char b[32];
+      std::snprintf(b, sizeof b, "%.4g", t);
+      return std::isnan(t) ? std::string("not reached") : std::string(b);
+    };
+    comm_.print("stages: condensation t_I = " + when(s.condensation) + " (predicted " + when(t_one_) +
+                "), focus t_II = " + when(s.focus) + ", dilution t_III = " + when(s.dilution) +
+                ", new direction t_IV = " + when(s.new_direction));
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "stage-I growth rate of sigma_1(W0): %.6f [%.6f, %.6f] against sigma* = %.6f (%+.2f %%)%s",
+                  s.rate.value, s.rate.low, s.rate.high, sigma_star_, 100 * (s.rate.value / sigma_star_ - 1),
+                  std::abs(s.rate.value / sigma_star_ - 1) > 0.02 ? ": they disagree by more than 2 %" : "");
+    comm_.print(line);
+  }
+
   const Comm& comm_;
   const MarkovParams& p_;
   SequenceItems items_;
@@ -225,6 +273,8 @@ class MarkovRun : public RunState {
   GradientFlow flow_;
   std::vector<double> theta0_, theta_;
   Conserved initial_;
+  StageSeries series_;
+  int top_ = 0;  // the most frequent token
   double sigma_star_ = 0, sigma_1_ = 0, t_one_ = 0, last_loss_ = NAN, start_ = 0;
 };
 

@@ -87,9 +87,9 @@ class Deck {
 };
 
 // Comma lists in the text of a deck key (blanks around items ignored): non-negative integers, each
-// described by `what` in the error ("a token id"), or finite non-negative reals. InputError naming the
-// key and the first bad item.
+// described by `what` in the error ("a token id"), or finite non-negative reals (any finite reals with
+// signed_values). InputError naming the key and the first bad item.
 std::vector<std::int64_t> parse_index_list(const std::string& key, const std::string& text, const std::string& what);
-std::vector<double> parse_real_list(const std::string& key, const std::string& text);
+std::vector<double> parse_real_list(const std::string& key, const std::string& text, bool signed_values = false);
 
 }  // namespace tokdyn

@@ -15,6 +15,10 @@ struct Estimate {
   double low = 0, high = 0;  // confidence interval
 };
 
+// The least-squares slope with the interval +-1.96 standard errors (from the residuals): for a rate
+// read off one smooth curve, where the interval says how straight the fitted piece is.
+Estimate fitted_slope(const std::vector<double>& x, const std::vector<double>& y);
+
 // statistic(weights) evaluates an estimate with replica r counted weights[r] times; the interval is the
 // (alpha/2, 1 - alpha/2) percentile interval over `resamples` bootstrap resamples (Philox-seeded).
 Estimate bootstrap(int replicas, const std::function<double(const std::vector<int>&)>& statistic,

@@ -1,0 +1,49 @@
+#include "tokdyn/markov/stages.hpp"
+
+#include <cmath>
+
+namespace tokdyn {
+
+const char* const kStageCriteria =
+    "condensation (I): the first time the loss is 0.1 below ln d (linear between records); "
+    "focus (II): the first time after I that the attention mass on the most frequent token exceeds its value at "
+    "t = 0 (the token's frequency in the context) by 0.01; "
+    "dilution (III): the time of that mass's maximum after II, once it has fallen 0.01 below the maximum while |WQ| "
+    "grew; new direction (IV): the first time after I that sigma_2(W0) reaches 0.1 sigma_1(W0); "
+    "stage-I rate: the least-squares slope of ln sigma_1(W0) over t in [t_I/4, 3 t_I/4], +-1.96 standard errors";
+
+StageOnsets detect_stages(const StageSeries& s, double log_d) {
+  StageOnsets o;
+  const std::size_t n = s.time.size();
+  const double level = log_d - 0.1;
+  std::size_t k1 = n;
+  for (std::size_t k = 1; k < n && k1 == n; ++k)
+    if (s.loss[k] < level) {
+      k1 = k;
+      const double f = (s.loss[k - 1] - level) / (s.loss[k - 1] - s.loss[k]);
+      o.condensation = s.time[k - 1] + f * (s.time[k] - s.time[k - 1]);
+    }
+  if (k1 == n) return o;
+  std::vector<double> t, y;
+  for (std::size_t k = 0; k < n; ++k)
+    if (s.time[k] >= o.condensation / 4 && s.time[k] <= 3 * o.condensation / 4 && s.sv0[k] > 0)
+      t.push_back(s.time[k]), y.push_back(std::log(s.sv0[k]));
+  if (t.size() >= 3) o.rate = fitted_slope(t, y);
+  std::size_t k2 = n;
+  for (std::size_t k = k1; k < n && k2 == n; ++k)
+    if (s.top_mass[k] > s.top_mass[0] + 0.01) k2 = k, o.focus = s.time[k];
+  for (std::size_t k = k1; k < n && std::isnan(o.new_direction); ++k)
+    if (s.sv1[k] >= 0.1 * s.sv0[k]) o.new_direction = s.time[k];
+  if (k2 == n) return o;
+  std::size_t peak = k2;
+  for (std::size_t k = k2; k < n; ++k) {
+    if (s.top_mass[k] > s.top_mass[peak]) peak = k;
+    if (s.top_mass[k] < s.top_mass[peak] - 0.01 && s.norm_wq[k] > s.norm_wq[peak]) {
+      o.dilution = s.time[peak];
+      break;
+    }
+  }
+  return o;
+}
+
+}  // namespace tokdyn
