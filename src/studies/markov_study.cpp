@@ -204,13 +204,13 @@ class MarkovRun : public RunState {
     out.attribute("step", flow_.step());
     out.attribute("steps", flow_.steps());
     out.attribute("evaluations", flow_.evaluations());
-    for (const auto& [name, v] : stage_series()) out.values(name, *v);
+    for (const auto& [name, v] : stage_series(series_)) out.values(name, *v);
   }
   void restore(const CheckpointReader& in, RunFile&) override {
     theta_ = in.values("theta");
     flow_.set_state(theta_, in.real_attribute("time"), in.real_attribute("step"), in.int_attribute("steps"));
     flow_.set_evaluations(in.int_attribute("evaluations"));
-    for (const auto& [name, v] : stage_series()) *v = in.values(name);
+    for (const auto& [name, v] : stage_series(series_)) *v = in.values(name);
     last_loss_ = series_.loss.back();
   }
 
@@ -232,13 +232,11 @@ class MarkovRun : public RunState {
   }
 
  private:
-  // The per-record series the stage detection reads, by their checkpoint names.
-  std::vector<std::pair<const char*, std::vector<double>*>> stage_series() {
-    return {{"stage_time", &series_.time},     {"stage_loss", &series_.loss}, {"stage_top_mass", &series_.top_mass},
-            {"stage_norm_wq", &series_.norm_wq}, {"stage_sv0", &series_.sv0},   {"stage_sv1", &series_.sv1}};
-  }
-  std::vector<std::pair<const char*, std::vector<double>*>> stage_series() const {
-    return const_cast<MarkovRun*>(this)->stage_series();
+  // The per-record series the stage detection reads, by their checkpoint names (S: StageSeries, const or not).
+  template <class S>
+  static auto stage_series(S& s) -> std::vector<std::pair<const char*, decltype(&s.time)>> {
+    return {{"stage_time", &s.time},           {"stage_loss", &s.loss}, {"stage_top_mass", &s.top_mass},
+            {"stage_norm_wq", &s.norm_wq}, {"stage_sv0", &s.sv0},   {"stage_sv1", &s.sv1}};
   }
 
   // The onsets by the written criteria, next to the stage-I prediction.
