@@ -1,6 +1,7 @@
 #include "tokdyn/markov/gradient_flow.hpp"
 
 #include <limits>
+#include <utility>
 
 #include "tokdyn/core/error.hpp"
 
@@ -31,6 +32,20 @@ GradientFlow::GradientFlow(MPI_Comm comm, const OneLayerShape& shape, const Sequ
   TOKDYN_PETSC_CHECK(TSSetExactFinalTime(ts_, TS_EXACTFINALTIME_MATCHSTEP));
   TOKDYN_PETSC_CHECK(TSSetMaxSteps(ts_, std::numeric_limits<PetscInt>::max()));
   TOKDYN_PETSC_CHECK(TSSetFromOptions(ts_));
+  TSExactFinalTimeOption final_time = TS_EXACTFINALTIME_MATCHSTEP;
+  TOKDYN_PETSC_CHECK(TSGetExactFinalTime(ts_, &final_time));
+  // TSSolve's own interpolation would leave the state at the record but the time at the step's end.
+  if (final_time != TS_EXACTFINALTIME_MATCHSTEP)
+    throw InputError(
+        "markov: -ts_exact_final_time must stay matchstep (records by interpolation: flow.output = dense)");
+  if (settings.dense) {
+    if (settings.method != "rk")
+      throw InputError("flow.output = dense needs flow.method = rk (gd records at whole steps)");
+    TOKDYN_PETSC_CHECK(VecDuplicate(x_, prev_.out()));
+    TOKDYN_PETSC_CHECK(VecDuplicate(x_, record_.out()));
+    // TSStep wants a bound; the records stop the steps, not it (PETSC_MAX_REAL counts as unset).
+    TOKDYN_PETSC_CHECK(TSSetMaxTime(ts_, 1e300));
+  }
 }
 
 PetscErrorCode GradientFlow::rhs(TS, PetscReal, Vec x, Vec f, void* ctx) {
@@ -60,6 +75,8 @@ PetscErrorCode GradientFlow::rhs(TS, PetscReal, Vec x, Vec f, void* ctx) {
 }
 
 void GradientFlow::set_state(const std::vector<double>& theta, double time, double step, std::int64_t steps) {
+  stepped_ = false;
+  record_time_ = time;
   PetscInt begin = 0, end = 0;
   TOKDYN_PETSC_CHECK(VecGetOwnershipRange(x_, &begin, &end));
   PetscScalar* x = nullptr;
@@ -75,7 +92,10 @@ void GradientFlow::solve() {
   // Every record interval starts afresh (FSAL stage recomputed): what a resumed run does after its
   // set_state, so that both go on bit for bit.
   TOKDYN_PETSC_CHECK(TSRestartStep(ts_));
-  const PetscErrorCode rc = TSSolve(ts_, x_);
+  check(TSSolve(ts_, x_));
+}
+
+void GradientFlow::check(PetscErrorCode rc) {
   if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
   TOKDYN_PETSC_CHECK(rc);
   TSConvergedReason reason = TS_CONVERGED_ITERATING;
@@ -86,8 +106,54 @@ void GradientFlow::solve() {
 }
 
 void GradientFlow::advance_to(double t_end) {
-  TOKDYN_PETSC_CHECK(TSSetMaxTime(ts_, t_end));
-  solve();
+  if (!settings_.dense) {
+    TOKDYN_PETSC_CHECK(TSSetMaxTime(ts_, t_end));
+    solve();
+    return;
+  }
+  while (integrator_time() < t_end) dense_step();
+  // t_end lies in the last step [prev_time_, time]: the method's interpolant there.
+  TOKDYN_PETSC_CHECK(TSInterpolate(ts_, t_end, record_));
+  record_time_ = t_end;
+}
+
+void GradientFlow::dense_step() {
+  TOKDYN_PETSC_CHECK(VecCopy(x_, prev_));
+  prev_time_ = integrator_time();
+  prev_step_ = step();
+  // Every step afresh (its first stage evaluated, not carried over): a resume replays the last step
+  // from prev_ alone, bit for bit.
+  TOKDYN_PETSC_CHECK(TSRestartStep(ts_));
+  check(TSStep(ts_));
+  stepped_ = true;
+}
+
+FlowCheckpoint GradientFlow::checkpoint() const {
+  FlowCheckpoint c;
+  c.record_time = record_time_;
+  if (settings_.dense && stepped_) {
+    c.theta = gather(prev_);
+    c.time = prev_time_;
+    c.step = prev_step_;
+    c.steps = steps() - 1;
+    c.replay = true;
+  } else {
+    c.theta = gather(x_);
+    c.time = integrator_time();
+    c.step = step();
+    c.steps = steps();
+  }
+  return c;
+}
+
+void GradientFlow::resume(const FlowCheckpoint& c) {
+  set_state(c.theta, c.time, c.step, c.steps);
+  if (!c.replay) return;
+  if (!settings_.dense)
+    throw InputError("markov: a checkpoint of dense output resumed without flow.output = dense");
+  dense_step();
+  TOKDYN_PETSC_CHECK(TSInterpolate(ts_, c.record_time, record_));
+  record_time_ = c.record_time;
 }
 
 void GradientFlow::advance_steps(std::int64_t steps) {
@@ -97,8 +163,12 @@ void GradientFlow::advance_steps(std::int64_t steps) {
 }
 
 std::vector<double> GradientFlow::theta() const {
-  TOKDYN_PETSC_CHECK(VecScatterBegin(to_all_, x_, all_, INSERT_VALUES, SCATTER_FORWARD));
-  TOKDYN_PETSC_CHECK(VecScatterEnd(to_all_, x_, all_, INSERT_VALUES, SCATTER_FORWARD));
+  return gather(settings_.dense && stepped_ ? record_.get() : x_.get());
+}
+
+std::vector<double> GradientFlow::gather(Vec v) const {
+  TOKDYN_PETSC_CHECK(VecScatterBegin(to_all_, v, all_, INSERT_VALUES, SCATTER_FORWARD));
+  TOKDYN_PETSC_CHECK(VecScatterEnd(to_all_, v, all_, INSERT_VALUES, SCATTER_FORWARD));
   const PetscScalar* a = nullptr;
   TOKDYN_PETSC_CHECK(VecGetArrayRead(all_, &a));
   std::vector<double> out(a, a + shape_.size());
@@ -106,7 +176,9 @@ std::vector<double> GradientFlow::theta() const {
   return out;
 }
 
-double GradientFlow::time() const {
+double GradientFlow::time() const { return settings_.dense ? record_time_ : integrator_time(); }
+
+double GradientFlow::integrator_time() const {
   PetscReal t = 0;
   TOKDYN_PETSC_CHECK(TSGetTime(ts_, &t));
   return t;

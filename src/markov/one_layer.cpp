@@ -72,52 +72,69 @@ OneLayerEvaluation evaluate_one_layer(const OneLayerShape& shape, const double* 
   double& entropy = acc[2 * dd + 1];
   double* mass = acc.data() + 2 * dd + 2;
   const double log_s = std::log(static_cast<double>(items.s));
-  std::vector<double> alpha(d), logits(d), g(d);
+  std::vector<double> alpha(d), logits(d), g(d), dalpha(d);
+  std::vector<int> present(d);  // the tokens of the item (n_i > 0): absent ones carry no attention
   for (std::int64_t j = 0; j < items.size(); ++j) {
     const int t = items.last[j];
     const double* n = &items.counts[j * d];
     const double* q = &items.target[j * d];
     const double w = items.weight[j];
     const double* St = &S[static_cast<std::size_t>(t) * d];
+    int np = 0;
+    for (int i = 0; i < d; ++i)
+      if (n[i] > 0) present[np++] = i;
     // Attention over positions, grouped by token: alpha_i = n_i e^{S_ti - zmax} / Z.
     double zmax = -INFINITY;
-    for (int i = 0; i < d; ++i)
-      if (n[i] > 0) zmax = std::max(zmax, St[i]);
+    for (int k = 0; k < np; ++k) zmax = std::max(zmax, St[present[k]]);
     double Z = 0;
-    for (int i = 0; i < d; ++i) {
-      alpha[i] = n[i] > 0 ? n[i] * std::exp(St[i] - zmax) : 0.0;
+    for (int k = 0; k < np; ++k) {
+      const int i = present[k];
+      alpha[i] = n[i] * std::exp(St[i] - zmax);
       Z += alpha[i];
     }
     const double log_z = std::log(Z);
     double h = 0;  // entropy over positions: each of the n_i positions of token i has log weight S_ti - zmax - log Z
-    for (int i = 0; i < d; ++i) {
+    for (int k = 0; k < np; ++k) {
+      const int i = present[k];
       alpha[i] /= Z;
       if (alpha[i] > 0) h -= alpha[i] * (St[i] - zmax - log_z);
       mass[i] += w * alpha[i];
     }
     entropy += w * h / log_s;
-    // logits_y = sum_i alpha_i M_iy (+ M_ty)
-    double lmax = -INFINITY;
-    for (int y = 0; y < d; ++y) {
-      double v = shape.residual ? M[static_cast<std::size_t>(t) * d + y] : 0.0;
-      for (int i = 0; i < d; ++i) v += alpha[i] * M[static_cast<std::size_t>(i) * d + y];
-      logits[y] = v;
-      lmax = std::max(lmax, v);
+    // logits [d] = sum_i alpha_i M[i, :] (+ M[t, :]), rows of M in token order.
+    if (shape.residual)
+      std::copy(&M[static_cast<std::size_t>(t) * d], &M[static_cast<std::size_t>(t) * d] + d, logits.begin());
+    else
+      std::fill(logits.begin(), logits.end(), 0.0);
+    for (int k = 0; k < np; ++k) {
+      const int i = present[k];
+      const double* Mi = &M[static_cast<std::size_t>(i) * d];
+      for (int y = 0; y < d; ++y) logits[y] += alpha[i] * Mi[y];
     }
+    double lmax = -INFINITY;
+    for (int y = 0; y < d; ++y) lmax = std::max(lmax, logits[y]);
     double se = 0;
-    for (int y = 0; y < d; ++y) se += std::exp(logits[y] - lmax);
+    for (int y = 0; y < d; ++y) {
+      g[y] = std::exp(logits[y] - lmax);
+      se += g[y];
+    }
     const double lse = lmax + std::log(se);
     for (int y = 0; y < d; ++y) loss += w * q[y] * (lse - logits[y]);
-    if (!grad) continue;
+    if (!grad) {
+      for (int k = 0; k < np; ++k) alpha[present[k]] = 0;
+      continue;
+    }
     // dloss/dlogits_y = w (softmax_y - q_y) (the target law sums to 1).
-    for (int y = 0; y < d; ++y) g[y] = w * (std::exp(logits[y] - lse) - q[y]);
+    for (int y = 0; y < d; ++y) g[y] = w * (g[y] / se - q[y]);
     double abar = 0;
-    std::vector<double>& dalpha = logits;  // reuse: dalpha_i = sum_y M_iy g_y
-    for (int i = 0; i < d; ++i) {
+    for (int k = 0; k < np; ++k) {  // dalpha_i = sum_y M_iy g_y, dM[i, :] += alpha_i g
+      const int i = present[k];
+      const double* Mi = &M[static_cast<std::size_t>(i) * d];
+      double* dMi = &dM[static_cast<std::size_t>(i) * d];
       double v = 0;
       for (int y = 0; y < d; ++y) {
-        v += M[static_cast<std::size_t>(i) * d + y] * g[y];
-        dM[static_cast<std::size_t>(i) * d + y] += alpha[i] * g[y];
+        v += Mi[y] * g[y];
+        dMi[y] += alpha[i] * g[y];
       }
       dalpha[i] = v;
       abar += alpha[i] * v;
@@ -125,7 +142,11 @@ OneLayerEvaluation evaluate_one_layer(const OneLayerShape& shape, const double* 
     if (shape.residual)
       for (int y = 0; y < d; ++y) dM[static_cast<std::size_t>(t) * d + y] += g[y];
     // Softmax backward: dS_ti = alpha_i (dalpha_i - sum_k alpha_k dalpha_k).
-    for (int i = 0; i < d; ++i) dS[static_cast<std::size_t>(t) * d + i] += alpha[i] * (dalpha[i] - abar);
+    for (int k = 0; k < np; ++k) {
+      const int i = present[k];
+      dS[static_cast<std::size_t>(t) * d + i] += alpha[i] * (dalpha[i] - abar);
+      alpha[i] = 0;  // the next item starts from zero attention
+    }
   }
   sum_everywhere(acc, comm);
 

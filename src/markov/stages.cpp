@@ -9,8 +9,10 @@ const char* const kStageCriteria =
     "focus (II): the first time after I that the attention mass on the most frequent token exceeds its value at "
     "t = 0 (the token's frequency in the context) by 0.01; "
     "dilution (III): the time of that mass's maximum after II, once it has fallen 0.01 below the maximum while |WQ| "
-    "grew; new direction (IV): the first time after I that sigma_2(W0) reaches 0.1 sigma_1(W0); "
-    "stage-I rate: the least-squares slope of ln sigma_1(W0) over t in [t_I/4, 3 t_I/4], +-1.96 standard errors";
+    "grew; new direction (IV): the first time after I that sigma_2(W0) reaches 0.1 sigma_1(W0) again, after it was "
+    "below (W0 of rank one); "
+    "stage-I rate: the least-squares slope of ln |u_1(G)^T W0| (W0 along the growing direction) over t in "
+    "[t_I/4, 3 t_I/4], +-1.96 standard errors";
 
 StageOnsets detect_stages(const StageSeries& s, double log_d) {
   StageOnsets o;
@@ -26,14 +28,21 @@ StageOnsets detect_stages(const StageSeries& s, double log_d) {
   if (k1 == n) return o;
   std::vector<double> t, y;
   for (std::size_t k = 0; k < n; ++k)
-    if (s.time[k] >= o.condensation / 4 && s.time[k] <= 3 * o.condensation / 4 && s.sv0[k] > 0)
-      t.push_back(s.time[k]), y.push_back(std::log(s.sv0[k]));
+    // Along u_1(G), not sigma_1(W0): with many tokens the random bulk of W0 (about eps (sqrt d + sqrt m))
+    // hides the growing direction from sigma_1 until late in stage I.
+    if (s.time[k] >= o.condensation / 4 && s.time[k] <= 3 * o.condensation / 4 && s.g_norm[k] > 0)
+      t.push_back(s.time[k]), y.push_back(std::log(s.g_norm[k]));
   if (t.size() >= 3) o.rate = fitted_slope(t, y);
   std::size_t k2 = n;
   for (std::size_t k = k1; k < n && k2 == n; ++k)
     if (s.top_mass[k] > s.top_mass[0] + 0.01) k2 = k, o.focus = s.time[k];
-  for (std::size_t k = k1; k < n && std::isnan(o.new_direction); ++k)
-    if (s.sv1[k] >= 0.1 * s.sv0[k]) o.new_direction = s.time[k];
+  // W0 must first have condensed to rank one (sigma_2 < 0.1 sigma_1): at a large eps the initial sigma_2
+  // is still comparable to sigma_1 just after t_I.
+  bool rank_one = false;
+  for (std::size_t k = k1; k < n && std::isnan(o.new_direction); ++k) {
+    if (s.sv1[k] < 0.1 * s.sv0[k]) rank_one = true;
+    else if (rank_one) o.new_direction = s.time[k];
+  }
   if (k2 == n) return o;
   std::size_t peak = k2;
   for (std::size_t k = k2; k < n; ++k) {

@@ -38,6 +38,9 @@ DeckSchema MarkovStudy::schema() {
                "rk: adaptive Runge-Kutta (TSRK 5dp, -ts_* options honoured); gd: gradient descent (forward Euler, step lr)");
   s.add_real("flow.time", 100.0, "flow time T (gd: T / lr steps)", 0.0, 1e300, true);
   s.add_int("flow.records", 200, "records at t = k T / R, k = 0..R (each a step of the run: checkpoints and progress)", 1);
+  s.add_choice("flow.output", "match", {"match", "dense"},
+               "rk: match (the step is shortened to land on each record time) or dense (steps as TSAdapt chooses, "
+               "each record interpolated in its step: the trajectory does not depend on flow.records)");
   s.add_real("flow.lr", 0.05, "gd: learning rate (the step of the flow time)", 0.0, 1e6, true);
   s.add_real("flow.rtol", 1e-8, "rk: relative tolerance of TSAdapt", 0.0, 1.0, true);
   s.add_real("flow.atol", 1e-12, "rk: absolute tolerance of TSAdapt", 0.0, 1.0, true);
@@ -80,6 +83,9 @@ MarkovParams markov_params(const Deck& deck) {
   p.flow.rtol = deck.get_real("flow.rtol");
   p.flow.atol = deck.get_real("flow.atol");
   p.flow.first_step = deck.get_real("flow.first_step");
+  p.flow.dense = deck.get_text("flow.output") == "dense";
+  if (p.flow.dense && p.flow.method != "rk")
+    throw InputError("flow.output = dense needs flow.method = rk (gradient descent records at whole steps)");
   p.time = deck.get_real("flow.time");
   p.records = deck.get_int("flow.records");
   if (p.flow.method == "gd") {
@@ -186,6 +192,7 @@ class MarkovRun : public RunState {
     series_.norm_wq.push_back(o.norm_wq);
     series_.sv0.push_back(o.sv_w0[0]);
     series_.sv1.push_back(o.sv_w0.size() > 1 ? o.sv_w0[1] : 0.0);
+    series_.g_norm.push_back(along_g(theta_));
     return std::isfinite(o.loss) ? "" : "the loss is NaN or Inf at t = " + std::to_string(flow_.time());
   }
 
@@ -199,17 +206,27 @@ class MarkovRun : public RunState {
   }
 
   void save(CheckpointWriter& out) const override {
-    out.values("theta", flow_.theta());
-    out.attribute("time", flow_.time());
-    out.attribute("step", flow_.step());
-    out.attribute("steps", flow_.steps());
+    const FlowCheckpoint c = flow_.checkpoint();
+    out.values("theta", c.theta);
+    out.attribute("time", c.time);
+    out.attribute("step", c.step);
+    out.attribute("steps", c.steps);
+    out.attribute("replay", static_cast<std::int64_t>(c.replay));
+    out.attribute("record_time", c.record_time);
     out.attribute("evaluations", flow_.evaluations());
     for (const auto& [name, v] : stage_series(series_)) out.values(name, *v);
   }
   void restore(const CheckpointReader& in, RunFile&) override {
-    theta_ = in.values("theta");
-    flow_.set_state(theta_, in.real_attribute("time"), in.real_attribute("step"), in.int_attribute("steps"));
+    FlowCheckpoint c;
+    c.theta = in.values("theta");
+    c.time = in.real_attribute("time");
+    c.step = in.real_attribute("step");
+    c.steps = in.int_attribute("steps");
+    c.replay = in.int_attribute("replay") != 0;
+    c.record_time = in.real_attribute("record_time");
+    flow_.resume(c);
     flow_.set_evaluations(in.int_attribute("evaluations"));
+    theta_ = flow_.theta();
     for (const auto& [name, v] : stage_series(series_)) *v = in.values(name);
     last_loss_ = series_.loss.back();
   }
@@ -228,7 +245,7 @@ class MarkovRun : public RunState {
   }
 
   double state_bytes() const override {
-    return 8.0 * static_cast<double>(p_.shape.size() + 6 * series_.time.size());
+    return 8.0 * static_cast<double>(p_.shape.size() + 7 * series_.time.size());
   }
 
  private:
@@ -236,7 +253,20 @@ class MarkovRun : public RunState {
   template <class S>
   static auto stage_series(S& s) -> std::vector<std::pair<const char*, decltype(&s.time)>> {
     return {{"stage_time", &s.time},           {"stage_loss", &s.loss}, {"stage_top_mass", &s.top_mass},
-            {"stage_norm_wq", &s.norm_wq}, {"stage_sv0", &s.sv0},   {"stage_sv1", &s.sv1}};
+            {"stage_norm_wq", &s.norm_wq}, {"stage_sv0", &s.sv0},   {"stage_sv1", &s.sv1},
+            {"stage_g_norm", &s.g_norm}};
+  }
+
+  // |u_1(G)^T W0| [m]: the size of W0 along the direction it grows in during stage I.
+  double along_g(const std::vector<double>& theta) const {
+    const int d = p_.shape.d, m = p_.shape.m;
+    double norm = 0;
+    for (int j = 0; j < m; ++j) {
+      double v = 0;
+      for (int i = 0; i < d; ++i) v += g_direction_[i] * theta[p_.shape.w0() + static_cast<std::size_t>(i) * m + j];
+      norm += v * v;
+    }
+    return std::sqrt(norm);
   }
 
   // The onsets by the written criteria, next to the stage-I prediction.
@@ -256,8 +286,16 @@ class MarkovRun : public RunState {
                 "), focus t_II = " + when(s.focus) + ", dilution t_III = " + when(s.dilution) +
                 ", new direction t_IV = " + when(s.new_direction));
     char line[256];
+    if (std::isnan(s.rate.value)) {
+      std::snprintf(line, sizeof line,
+                    "stage-I growth rate of W0 along u_1(G): not measured (fewer than 3 records in [t_I/4, 3 t_I/4]%s; "
+                    "raise flow.records) against sigma* = %.6f",
+                    std::isnan(s.condensation) ? ", t_I not reached" : "", sigma_star_);
+      comm_.print(line);
+      return;
+    }
     std::snprintf(line, sizeof line,
-                  "stage-I growth rate of sigma_1(W0): %.6f [%.6f, %.6f] against sigma* = %.6f (%+.2f %%)%s",
+                  "stage-I growth rate of W0 along u_1(G): %.6f [%.6f, %.6f] against sigma* = %.6f (%+.2f %%)%s",
                   s.rate.value, s.rate.low, s.rate.high, sigma_star_, 100 * (s.rate.value / sigma_star_ - 1),
                   std::abs(s.rate.value / sigma_star_ - 1) > 0.02 ? ": they disagree by more than 2 %" : "");
     comm_.print(line);

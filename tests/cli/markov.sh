@@ -8,7 +8,8 @@
 #   delta = 0.05;
 # - conserved quantities: under RK at tight tolerance C_m and C_k drift at the tolerance's level; under
 #   gradient descent the drift halves with lr;
-# - 1, 2 and 3 ranks agree (1e-12); stopped and resumed: bit for bit; a text run on the shipped text.
+# - 1, 2 and 3 ranks agree (1e-12); stopped and resumed: bit for bit; a text run on the shipped text;
+# - dense output: the trajectory independent of the records, close to the matched one, resumed bit for bit.
 source "$(dirname "$0")/common.sh"
 D="$SRC/input/markov.ini"
 
@@ -102,6 +103,32 @@ run 2 markov "$D" --flow.time=25 --flow.records=10 --model.eps=1e-3 --flow.metho
 run 2 markov "$D" --flow.time=25 --flow.records=10 --model.eps=1e-3 --flow.method=gd --flow.lr=0.05 --run.output=gdstop.h5 --resume > /dev/null
 compare gdfull.h5 gdstop.h5 --tol 0 || fail "resumed gd run differs"
 
+# Dense output: the integrator's steps do not depend on the records (10 or 50 records: the record at
+# t = 25 bit for bit the same, and the step counts equal); the records agree with the matched ones to the
+# tolerance (rtol 1e-8: 1e-6 on the loss); stopped and resumed (the last step replayed): bit for bit.
+dense=(--flow.time=25 --model.eps=1e-3 --flow.output=dense)
+run 2 markov "$D" "${dense[@]}" --flow.records=10 --run.output=dense10.h5 > dense10.log
+run 2 markov "$D" "${dense[@]}" --flow.records=50 --run.output=dense50.h5 > dense50.log
+run 2 markov "$D" "${dense[@]}" --flow.records=10 --run.output=densestop.h5 --$STOP=4 > /dev/null
+[ "$(status_of densestop.h5.part)" = checkpointed ] || fail "dense stop_at: not checkpointed"
+run 2 markov "$D" "${dense[@]}" --flow.records=10 --run.output=densestop.h5 --resume > /dev/null
+compare dense10.h5 densestop.h5 --tol 0 || fail "resumed dense run differs from the uninterrupted one"
+"$PYTHON" - dense10.h5 dense50.h5 np2.h5 <<'PY' || fail "dense output"
+import sys, h5py, numpy as np
+d10, d50, match = (h5py.File(p, "r") for p in sys.argv[1:])
+t10, t50 = d10["diagnostics/time"][()], d50["diagnostics/time"][()]
+assert np.array_equal(t10, np.linspace(0, 25, 11)) and t50[-1] == 25, (t10, t50[-1])
+e10, e50 = d10["markov/embedding"][()], d50["markov/embedding"][()]
+assert np.array_equal(e10[-1], e50[-1]), abs(e10[-1] - e50[-1]).max()
+assert np.array_equal(e10, e50[::5]), abs(e10 - e50[::5]).max()
+s10, s50 = d10["diagnostics/steps"][()], d50["diagnostics/steps"][()]
+assert s10[-1] == s50[-1], (s10[-1], s50[-1])
+diff = abs(d10["diagnostics/loss"][()] - match["diagnostics/loss"][()]).max()
+print(f"dense: records 10 and 50 identical at shared times, {int(s10[-1])} steps either way "
+      f"(matched: {int(match['diagnostics/steps'][-1])}); |loss dense - matched| <= {diff:.2e}")
+assert diff < 1e-6, diff
+PY
+
 # A sample loss, -ts_* options, a text run, errors.
 run 2 markov "$D" --flow.time=5 --flow.records=5 --markov.loss=sample --markov.N=500 --run.output=sample.h5 -ts_rk_type 3bs > sample.log
 run 2 markov "$SRC/input/markov-text.ini" --flow.time=2 --flow.records=2 --run.output=text.h5 > text.log
@@ -109,5 +136,7 @@ grep -q "tokdyn markov: text" text.log || fail "text banner: $(cat text.log)"
 expect_error 2 "markov.pi must sum to 1" markov "$D" --markov.pi=0.5,0.4 --run.output=bad.h5
 expect_error 2 "exceed markov.max_states" markov "$D" --markov.s=4000 --run.output=bad.h5
 expect_error 2 "whole number of steps" markov "$D" --flow.method=gd --flow.lr=0.07 --run.output=bad.h5
+expect_error 2 "flow.output = dense needs flow.method = rk" markov "$D" --flow.output=dense --flow.method=gd --run.output=bad.h5
+expect_error 2 "must stay matchstep" markov "$D" --run.output=bad.h5 -ts_exact_final_time interpolate
 expect_error 2 "cannot be opened" markov "$SRC/input/markov-text.ini" --markov.text_file=nothing.txt --run.output=bad.h5
 echo "markov: all checks passed"

@@ -1,6 +1,6 @@
 // The four stages of doc/science.md section 8.4 read off the recorded series, by written criteria
 // (kStageCriteria, also stored in the run file): the onset times of condensation, focus, dilution and
-// the new direction, and the stage-I growth rate of sigma_1(W0) fitted with its interval.
+// the new direction, and the stage-I growth rate of W0 along u_1(G) fitted with its interval.
 #pragma once
 
 #include <cmath>
@@ -16,11 +16,12 @@ struct StageSeries {
   std::vector<double> top_mass;    // attention mass on the most frequent token
   std::vector<double> norm_wq;     // |WQ|_F
   std::vector<double> sv0, sv1;    // the two largest singular values of W0
+  std::vector<double> g_norm;      // |u_1(G)^T W0|: the size of W0 along the direction stage I grows
 };
 
 struct StageOnsets {
   double condensation = NAN, focus = NAN, dilution = NAN, new_direction = NAN;  // NaN: not reached
-  Estimate rate{NAN, NAN, NAN};  // of log sigma_1(W0) over t in [t_I / 4, 3 t_I / 4]; NaN without t_I
+  Estimate rate{NAN, NAN, NAN};  // of log |u_1(G)^T W0| over t in [t_I / 4, 3 t_I / 4]; NaN without t_I
 };
 
 extern const char* const kStageCriteria;

@@ -1,0 +1,57 @@
+// The stage criteria of tokdyn markov (markov/stages) on synthetic series whose onsets are known by
+// construction: each criterion fires where it is written to, and not at a look-alike.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "tokdyn/markov/stages.hpp"
+
+namespace tokdyn {
+namespace {
+
+// t = 0, 0.5, .., 200: the loss falls linearly from ln 4 to ln 4 - 1 over [10, 20] (crosses ln 4 - 0.1 at
+// t = 11); sigma_1(W0) = 1e-3 e^{0.4 t} until it saturates at 2; the top mass 0.75, rising from t = 50 by
+// 0.001 per unit to 0.80 at t = 100, then falling 0.001 per unit while |WQ| grows; sigma_2(W0) = 0.5
+// sigma_1 until t = 30 (eps large: not yet rank one), 0.01 sigma_1 until t = 150, then 0.2 sigma_1.
+StageSeries synthetic() {
+  StageSeries s;
+  for (int k = 0; k <= 400; ++k) {
+    const double t = 0.5 * k;
+    s.time.push_back(t);
+    s.loss.push_back(std::log(4.0) - std::clamp((t - 10) / 10, 0.0, 1.0));
+    const double sv0 = std::min(1e-3 * std::exp(0.4 * t), 2.0);
+    s.sv0.push_back(sv0);
+    s.g_norm.push_back(0.9 * sv0);
+    s.sv1.push_back((t < 30 ? 0.5 : t < 150 ? 0.01 : 0.2) * sv0);
+    s.top_mass.push_back(t < 50 ? 0.75 : t < 100 ? 0.75 + 0.001 * (t - 50) : 0.80 - 0.001 * (t - 100));
+    s.norm_wq.push_back(1e-3 + t);
+  }
+  return s;
+}
+
+TEST(Stages, OnsetsWhereWritten) {
+  const StageOnsets o = detect_stages(synthetic(), std::log(4.0));
+  EXPECT_NEAR(o.condensation, 11.0, 1e-12);  // linear between records
+  EXPECT_DOUBLE_EQ(o.focus, 60.5);           // first record with mass > 0.75 + 0.01
+  EXPECT_DOUBLE_EQ(o.dilution, 100.0);       // the maximum, once 0.01 below it with |WQ| grown
+  // Not t = 11.5 (sigma_2 = 0.5 sigma_1 right after t_I): the first return above 0.1 sigma_1.
+  EXPECT_DOUBLE_EQ(o.new_direction, 150.0);
+  // ln |u_1(G)^T W0| has slope 0.4 exactly on [t_I/4, 3 t_I/4].
+  EXPECT_NEAR(o.rate.value, 0.4, 1e-12);
+  EXPECT_LE(o.rate.low, o.rate.value);
+  EXPECT_GE(o.rate.high, o.rate.value);
+}
+
+TEST(Stages, NotReached) {
+  StageSeries s = synthetic();
+  for (double& v : s.loss) v = std::log(4.0) - 0.05;  // never 0.1 below ln d: nothing is detected
+  const StageOnsets o = detect_stages(s, std::log(4.0));
+  EXPECT_TRUE(std::isnan(o.condensation) && std::isnan(o.focus) && std::isnan(o.dilution) &&
+              std::isnan(o.new_direction) && std::isnan(o.rate.value));
+  s = synthetic();
+  for (std::size_t k = 0; k < s.sv1.size(); ++k) s.sv1[k] = 0.5 * s.sv0[k];  // never rank one: no stage IV
+  EXPECT_TRUE(std::isnan(detect_stages(s, std::log(4.0)).new_direction));
+}
+
+}  // namespace
+}  // namespace tokdyn
