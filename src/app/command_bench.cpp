@@ -1,4 +1,5 @@
-// tokdyn bench: throughput of the attention and pair-statistics passes and of the MLP (studies/bench.cpp).
+// tokdyn bench: throughput of the attention and pair-statistics passes, the MLP and the markov model
+// (studies/bench.cpp).
 #include "commands.hpp"
 #include "tokdyn/studies/bench.hpp"
 

@@ -50,7 +50,8 @@ const std::vector<Command>& commands() {
        power_schema, run_power, Outputs::run, {"eps"}},
       {"markov", "gradient flow of a one-layer transformer on Markov data or a text (doc/science.md section 8)",
        markov_schema, run_markov, Outputs::run, {"ts"}},
-      {"bench", "throughput of the attention and pair-statistics passes (pairs/s, points/s) and of the MLP",
+      {"bench",
+       "throughput of the attention and pair-statistics passes (pairs/s, points/s), the MLP and the markov model",
        bench_schema, run_bench, Outputs::none},
   };
   return list;

@@ -1,5 +1,6 @@
 // tokdyn bench: the throughput of one hot kernel (attention styles, pair statistics, the circle's
-// fast sums, the random MLP) on random tokens, timed repeat by repeat, with the peak memory per rank. Not
+// fast sums, the random MLP on random tokens; the forward and backward pass of tokdyn markov's one-layer
+// model on the windows of a text), timed repeat by repeat, with the peak memory per rank. Not
 // a run: it writes no file (the README's performance table quotes its lines).
 #include "tokdyn/studies/bench.hpp"
 
@@ -7,6 +8,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 
@@ -15,6 +17,7 @@
 #include "tokdyn/core/blas.hpp"
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/diagnostics/pair_statistics.hpp"
+#include "tokdyn/markov/one_layer.hpp"
 #include "tokdyn/noise/random_mlp.hpp"
 #include "tokdyn/sphere/sphere.hpp"
 
@@ -22,9 +25,11 @@ namespace tokdyn {
 
 DeckSchema bench_schema() {
   DeckSchema s;
-  s.add_choice("bench.kernel", "attention", {"attention", "statistics", "circle", "mlp"},
+  s.add_choice("bench.kernel", "attention", {"attention", "statistics", "circle", "mlp", "markov"},
                "kernel: attention (N^2 pairs, or N points for the fourier styles), statistics (N(N-1)/2 "
-               "pairs), circle (E_beta and mean on S^1 in O(N p), d = 2, N points), mlp (tokens x width)");
+               "pairs), circle (E_beta and mean on S^1 in O(N p), d = 2, N points), mlp (tokens x width), "
+               "markov (loss and gradient of the one-layer model on the windows of bench.text_file: sequences x "
+               "positions)");
   s.add_int("bench.N", 4096, "number of tokens", 1, std::int64_t(1) << 40);
   s.add_int("bench.d", 16, "dimension", 2, 1 << 20);
   s.add_int("bench.repeats", 3, "timed repetitions", 1);
@@ -35,6 +40,9 @@ DeckSchema bench_schema() {
   s.add_real("bench.beta", 1.0, "beta of the attention logits (identity Q, K, V) and of E_beta (kernel circle)");
   s.add_int("bench.width", 2048, "MLP width m (kernel mlp)", 1);
   s.add_int("bench.blas_threads", 1, "BLAS threads per rank", 1, 1024);
+  s.add_file("bench.text_file", "", "markov: a UTF-8 text (tokens: its characters; d: their number)");
+  s.add_int("bench.s", 32, "markov: window length s (stride 1)", 2, 1 << 20);
+  s.add_int("bench.m", 16, "markov: embedding width m = m_k", 1, 1 << 16);
   return s;
 }
 
@@ -55,7 +63,28 @@ void run_bench(const Comm& comm, const Deck& deck) {
   std::unique_ptr<Attention> attention;
   std::unique_ptr<PairStatisticsPass> stats;
   std::unique_ptr<RandomMlp> mlp;
-  if (kernel == "attention") {
+  OneLayerShape shape;
+  SequenceItems items;
+  std::vector<double> theta, grad;
+  if (kernel == "markov") {
+    // The model's loss and gradient at fixed weights on every window of the text: the reference
+    // implementations (postprocess/bench_markov.py) rebuild the same windows and weights and compare.
+    const std::string path = deck.get_text("bench.text_file");
+    if (path.empty()) throw InputError("bench.kernel = markov needs bench.text_file");
+    const TokenizedText text = tokenize_text(path, false);
+    const std::int64_t s = deck.get_int("bench.s"), windows = text_windows(text, s, 1);
+    if (windows == 0) throw InputError("bench.text_file '" + path + "' is shorter than bench.s + 1 characters");
+    items = text_items(text, s, 1, Partition(windows, comm.size()), comm.rank());
+    shape.d = static_cast<int>(text.vocabulary.size());
+    shape.m = shape.mk = static_cast<int>(deck.get_int("bench.m"));
+    // theta_k = sin(k + 1) / sqrt(m): O(1) logits, reproducible by a one-line formula anywhere.
+    theta.resize(shape.size());
+    grad.resize(theta.size());
+    for (std::size_t k = 0; k < theta.size(); ++k) theta[k] = std::sin(static_cast<double>(k + 1)) / std::sqrt(shape.m);
+    once = [&] { evaluate_one_layer(shape, theta.data(), items, grad.data(), comm.get()); };
+    work = static_cast<double>(windows) * static_cast<double>(s);
+    unit = "sequence-positions";
+  } else if (kernel == "attention") {
     AttentionContext c;
     c.comm = comm.get();
     c.partition = partition;
@@ -92,9 +121,21 @@ void run_bench(const Comm& comm, const Deck& deck) {
   }
   char line[256];
   const std::string what = kernel == "attention" ? kernel + " " + deck.get_text("bench.style") : kernel;
-  std::snprintf(line, sizeof line, "bench %s: N = %lld, d = %d, tile = %d, %d rank%s", what.c_str(),
-                static_cast<long long>(n), d, tile, comm.size(), comm.size() == 1 ? "" : "s");
-  comm.print(line);
+  if (kernel != "markov") {
+    std::snprintf(line, sizeof line, "bench %s: N = %lld, d = %d, tile = %d, %d rank%s", what.c_str(),
+                  static_cast<long long>(n), d, tile, comm.size(), comm.size() == 1 ? "" : "s");
+    comm.print(line);
+  } else {
+    const OneLayerEvaluation e = evaluate_one_layer(shape, theta.data(), items, grad.data(), comm.get());
+    double norm = 0;
+    for (double g : grad) norm += g * g;
+    std::snprintf(line, sizeof line,
+                  "bench markov: %lld windows of s = %lld, vocabulary d = %d, m = mk = %d, %d rank%s: loss %.15e, "
+                  "|grad| %.15e",
+                  static_cast<long long>(items.n_global), static_cast<long long>(items.s), shape.d, shape.m, comm.size(),
+                  comm.size() == 1 ? "" : "s", e.loss, std::sqrt(norm));
+    comm.print(line);
+  }
   if (unit == "points") {
     std::snprintf(line, sizeof line, "  beta = %g: Fourier truncation p = %zu", deck.get_real("bench.beta"),
                   scaled_bessel_series(deck.get_real("bench.beta")).size() - 1);
@@ -116,6 +157,11 @@ void run_bench(const Comm& comm, const Deck& deck) {
   std::snprintf(line, sizeof line, "best %.4f s  %.4g %s/s  (mean %.4g %s/s)", best, work / best, unit.c_str(),
                 work * repeats / total, unit.c_str());
   comm.print(line);
+  if (kernel == "markov") {
+    std::snprintf(line, sizeof line, "  = %.4g sequences/s (forward and backward)",
+                  static_cast<double>(items.n_global) / best);
+    comm.print(line);
+  }
   if (unit == "pairs" && kernel == "attention") {
     std::snprintf(line, sizeof line, "  = %.4g points/s (N points per pass)", static_cast<double>(n) / best);
     comm.print(line);
@@ -125,8 +171,12 @@ void run_bench(const Comm& comm, const Deck& deck) {
   getrusage(RUSAGE_SELF, &usage);
   double mib = usage.ru_maxrss / 1024.0, max_mib = 0;
   TOKDYN_MPI_CHECK(MPI_Allreduce(&mib, &max_mib, 1, MPI_DOUBLE, MPI_MAX, comm.get()));
-  std::snprintf(line, sizeof line, "peak memory per rank %.1f MiB (tokens: %.1f MiB per rank)", max_mib,
-                static_cast<double>(partition.max_count()) * d * 8 / 1048576.0);
+  if (kernel == "markov")
+    std::snprintf(line, sizeof line, "peak memory per rank %.1f MiB (items: %.1f MiB per rank)", max_mib,
+                  static_cast<double>(items.size()) * (2 * shape.d + 2) * 8 / 1048576.0);
+  else
+    std::snprintf(line, sizeof line, "peak memory per rank %.1f MiB (tokens: %.1f MiB per rank)", max_mib,
+                  static_cast<double>(partition.max_count()) * d * 8 / 1048576.0);
   comm.print(line);
 }
 

@@ -7,7 +7,7 @@
 
 namespace tokdyn {
 
-// [bench] kernel, N, d, repeats, warmup, tile, style, beta, width, blas_threads.
+// [bench] kernel, N, d, repeats, warmup, tile, style, beta, width, blas_threads, text_file, s, m.
 DeckSchema bench_schema();
 // Collective: warm-up, timed repeats, the best and mean rates and the peak memory per rank, printed.
 void run_bench(const Comm& comm, const Deck& deck);
