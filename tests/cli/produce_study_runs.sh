@@ -1,6 +1,7 @@
 # Produces run files for the postprocess tests (CTest fixture "studyruns") with the real code, at
 # reduced size: a synchronize result (sync.h5), a handful of grid and Fig. 1 runs under grid/,
-# named as jobscripts/grid.sbatch names them, and two meanfield runs (grid on S^1, points on S^2).
+# named as jobscripts/grid.sbatch names them, two meanfield runs (grid on S^1, points on S^2) and three
+# markov runs under markov/.
 source "$(dirname "$0")/common.sh"
 run 2 synchronize "$SRC/input/synchronization-bound.ini" --model.N=16 --model.L=100 --mlp.width=64 \
   --synchronize.replicas=8 --run.output=sync.h5 --run.progress_interval=1000 > log.txt || fail "$(cat log.txt)"
@@ -22,4 +23,13 @@ run 2 meanfield "$SRC/input/meanfield-circle.ini" --model.L=4 --model.T=0.2 --me
   --diagnostics.snapshot_every=2 --run.output=meanfield/grid.h5 > log.txt || fail "meanfield grid: $(cat log.txt)"
 run 2 meanfield "$SRC/input/meanfield-sphere.ini" --model.L=4 --model.T=0.2 --meanfield.points=256 \
   --noise.features=64 --run.output=meanfield/points.h5 > log.txt || fail "meanfield points: $(cat log.txt)"
-echo "ok: sync.h5, $(ls grid | wc -l) grid files, $(ls meanfield | wc -l) meanfield runs"
+# tokdyn markov at s = 8 (the stage-IV family of input/markov-sweep.ini): an eps sweep of three runs, the
+# files of one array (jobscripts/markov.sbatch names them so).
+mkdir -p markov
+epsilons=(1e-3 1e-4 1e-5)
+for i in 0 1 2; do
+  eps=${epsilons[$i]}
+  run 2 markov "$SRC/input/markov-sweep.ini" --markov.s=8 --flow.time=600 --flow.records=300 --model.eps="$eps" \
+    --run.output="markov/eps-$i.h5" > log.txt || fail "markov eps $eps: $(cat log.txt)"
+done
+echo "ok: sync.h5, $(ls grid | wc -l) grid files, $(ls meanfield | wc -l) meanfield runs, $(ls markov | wc -l) markov runs"

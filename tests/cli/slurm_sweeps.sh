@@ -1,9 +1,10 @@
 # Slurm integration of the convergence sweeps: jobscripts/sweep.sh submits the depth and the width array
 # (one task per level and replica, tiny sizes) and the dependent fit job; the fit files and PNGs must appear.
+# The same for the tokdyn markov sweeps over eps and delta (jobscripts/markov-sweep.sh).
 # The tokens array (propagation of chaos, two ranks a task) joins them once the binary has the tokens
 # study (`tokdyn converge --help` lists converge.N0) and the deck input/converge-tokens.ini exists.
 source "$(dirname "$0")/common.sh"
-export TOKDYN TOKDYN_SRC="$SRC"
+export TOKDYN TOKDYN_SRC="$SRC" PYTHON  # PYTHON: the fit jobs' interpreter
 bash "$SRC/jobscripts/local-slurm.sh" start
 
 # wait_for JOBID...: until none of the jobs is known to Slurm any more (bounded).
@@ -49,7 +50,41 @@ else
   studies+=(tokens)
   jobs+=("$tokens_sweep" "$tokens_fit")
 fi
+# tokdyn markov: an eps sweep (3 values) and a delta sweep (3 values) of the stage-IV family at s = 8, each
+# an array with its dependent fit (jobscripts/markov-sweep.sh; the sbatch option before -- reaches sbatch).
+tiny_markov=(--markov.s=8 --flow.time=800 --flow.records=400)
+read -r _ eps_sweep _ eps_fit < <(bash "$SRC/jobscripts/markov-sweep.sh" eps "$SRC/input/markov-sweep.ini" markov-eps   1e-3,1e-4,1e-5 --time=00:20:00 -- "${tiny_markov[@]}")
+read -r _ delta_sweep _ delta_fit < <(bash "$SRC/jobscripts/markov-sweep.sh" delta "$SRC/input/markov-sweep.ini"   markov-delta 0,0.025,0.05 "${tiny_markov[@]}")
+echo "markov: eps sweep $eps_sweep fit $eps_fit; delta sweep $delta_sweep fit $delta_fit"
+jobs+=("$eps_sweep" "$eps_fit" "$delta_sweep" "$delta_fit")
 wait_for "${jobs[@]}"
+for kind in eps delta; do
+  for i in 0 1 2; do
+    [ "$(status_of "markov-$kind/$kind-$i.h5")" = complete ] || fail "markov-$kind/$kind-$i.h5 not complete"
+  done
+  for ext in json csv png; do
+    [ -s "markov-$kind/focus-dilution-$kind.$ext" ] || fail "markov $kind: no focus-dilution-$kind.$ext ($(cat markov-$kind/fit-*.out))"
+  done
+done
+# The fits: stage I moves by 1/sigma* per unit of ln(1/eps) (3 %), every stage later at smaller eps and the
+# four in order; a larger delta escapes sooner and faster.
+"$PYTHON" - markov-eps/focus-dilution-eps.json markov-delta/focus-dilution-delta.json <<'PY' || fail "markov fits"
+import json, math, sys
+e = json.load(open(sys.argv[1]))
+assert e["kind"] == "eps" and e["values"] == [1e-5, 1e-4, 1e-3], e["values"]
+f = e["fits"]["t_I"]
+assert abs(f["slope"] * e["sigma_star"][0] - 1) < 0.03, f
+for run in e["runs"]:
+    onsets = [run[s] for s in ("t_I", "t_II", "t_III", "t_IV")]
+    assert all(math.isfinite(t) for t in onsets) and onsets == sorted(onsets), run
+for s in ("t_I", "t_II", "t_III", "t_IV"):
+    assert e["fits"][s]["slope"] > 0, (s, e["fits"][s])
+d = json.load(open(sys.argv[2]))
+assert d["kind"] == "delta" and d["values"] == [0, 0.025, 0.05], d["values"]
+rates, t4 = d["escape_rate"], d["t_IV"]
+assert rates == sorted(rates) and t4 == sorted(t4, reverse=True), (rates, t4)
+print("markov eps: stage-I slope", f["slope"], "predicted", f["prediction"], "; delta: rates", rates, "t_IV", t4)
+PY
 for study in "${studies[@]}"; do
   n=$(ls "$study"/"$study"-*.h5 | wc -l)
   [ "$n" = 4 ] || fail "$study sweep wrote $n result files, expected 4"
@@ -72,4 +107,4 @@ assert d["study_attributes"]["d"] == 2, d["study_attributes"]
 print("tokens: bound", d["bound"])
 PY
 fi
-echo "slurm sweeps: ${studies[*]} arrays and their dependent fits complete"
+echo "slurm sweeps: ${studies[*]} and markov eps, delta arrays and their dependent fits complete"

@@ -1,0 +1,495 @@
+#!/usr/bin/env python3
+"""Figures and fits of `tokdyn markov` runs: the focus-dilution stages (doc/science.md section 8).
+
+Usage:
+    focus_dilution.py run RUN.h5 [-o OUT.png] [--allow-partial]
+    focus_dilution.py sweep DIR [-o PREFIX] [--allow-partial]
+
+run: the stage figure OUT.png (default RUN.png): (a) loss against ln d, (b) attention entropy H(a)/log s,
+(c) attention mass per token next to its frequency in the context (the mass at t = 0, when attention
+is uniform), (d) alignments cos(u_1(W0), pi), cos(v_1(W1), pi - 1/d), cos_F(Phi, pi pi^T),
+cos(u_1(W0), u_1(G)), (e) every singular value of W0, W1, WQ, WK on a log axis, (f) the row norms of W0
+and the drifts of the conserved C_m, C_k; the detected stages shaded (I condensation, II focus,
+III dilution, IV new direction; the onsets are the file's /markov attributes t_I .. t_IV) and the
+predicted t_I dashed. Beside it OUT-pca.png: the rows of W0 (token embeddings) along the flow projected on
+the two leading principal components of all of them, and their coordinates against time.
+
+sweep: every run file in DIR (the array tasks of jobscripts/markov-sweep.sh); the swept parameter is
+the deck key that differs between them, model.eps or markov.delta.
+- eps: each onset t_I .. t_IV against ln(1/eps), fitted by least squares t = a + b ln(1/eps) with the 95%
+  interval of b (Student t, n - 2 degrees of freedom), next to the prediction of stage I: b = 1/sigma*
+  (t_I = ln(1/(eps^2 m)) / (2 sigma*)), i.e. ln(10)/sigma* per decade of eps.
+- delta: the stage-IV escape rate lambda(delta), the slope of ln sigma_2(W0) over the second half of
+  [t_III, t_IV] (t_IV: sigma_2(W0) = 0.1 sigma_1(W0); T when not reached), with its 95% interval; the
+  fit lambda = lambda_0 + kappa delta, and the exponent p of lambda - lambda_0 ~ delta^p over delta > 0
+  (p = 1: a Theta(delta) escape), next to t_IV(delta) (the stall at delta = 0).
+Writes PREFIX.json, PREFIX.csv (a row per run) and PREFIX.png (default PREFIX: DIR/focus-dilution-KIND)
+and prints the fits, each measurement next to its prediction.
+
+Errors (missing file or directory, not HDF5, not a markov run, a run not complete without --allow-partial,
+a sweep whose runs differ in no or in several keys) end with one line "focus_dilution.py: error: ..." on
+stderr and exit status 2.
+"""
+
+import configparser
+import csv
+import glob
+import json
+import math
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tokdyn_h5 import (ALLOW_PARTIAL, cli_main, mark_partial, open_run, read_datasets,  # noqa: E402
+                       require_attributes, study_group, to_scalar, to_str)
+
+import matplotlib  # noqa: E402
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+PROG = "focus_dilution.py"
+STAGES = ("t_I", "t_II", "t_III", "t_IV")
+STAGE_NAMES = {"t_I": "I condensation", "t_II": "II focus", "t_III": "III dilution", "t_IV": "IV new direction"}
+STAGE_COLOURS = ("#dde8f5", "#f9e3cf", "#e2f0d9", "#ecdff5")
+DIAGNOSTICS = ("time", "loss", "entropy", "cos_w0_pi", "cos_w1_pi", "cos_phi", "cos_w0_g", "drift_cm", "drift_ck",
+               "norm_wq", "norm_wk")
+SERIES = ("mass", "sv_w0", "sv_w1", "sv_wq", "sv_wk", "w0_row_norms", "embedding", "pi")
+ATTRIBUTES = ("sigma_star", "sigma_1", "t_I_predicted") + STAGES
+SWEPT_KEYS = {"model.eps": "eps", "markov.delta": "delta"}
+Z95 = 1.96
+
+
+class ResultError(Exception):
+    """A file or directory that cannot be read as markov runs."""
+
+
+def parse_deck(text):
+    """{"section.key": "value"} of a deck string (the run file's root attribute 'deck')."""
+    parser = configparser.ConfigParser(interpolation=None, comment_prefixes=("#", ";"), inline_comment_prefixes=None)
+    parser.optionxform = str
+    parser.read_string(text)
+    return {f"{s}.{k}": v.strip() for s in parser.sections() for k, v in parser.items(s)}
+
+
+def read_run(path, allow_partial=False, series=True):
+    """A markov run file as a dict: the diagnostics, the /markov series (when series), the stage attributes,
+    the deck (parsed) and the status."""
+    h5, status = open_run(path, ResultError, allow_partial, "markov")
+    with h5:
+        g = study_group(h5, path, "markov", "markov", ResultError)
+        if "diagnostics" not in h5:
+            raise ResultError(f"{path}: missing group /diagnostics")
+        out = {"path": path, "status": status, "deck": parse_deck(to_str(h5.attrs.get("deck", "")))}
+        out.update(read_datasets(h5["diagnostics"], path, DIAGNOSTICS, ResultError, np.float64))
+        out.update(read_datasets(g, path, SERIES if series else ("sv_w0", "pi"), ResultError, np.float64))
+        require_attributes(g, path, ATTRIBUTES, ResultError)
+        for name in ATTRIBUTES:
+            out[name] = float(to_scalar(g.attrs[name]))
+        out["criteria"] = to_str(g.attrs.get("stage_criteria", ""))
+    # A partial file's series may hold rows past the last recorded time: keep the recorded ones.
+    n = len(out["time"])
+    for name in SERIES:
+        if name in out and out[name].ndim > 1:
+            out[name] = out[name][:n]
+    return out
+
+
+def fit_line(x, y):
+    """Least squares y = a + b x: {slope, low, high, intercept, n} with the 95% interval of the slope (Student t
+    with n - 2 degrees of freedom; NaN for n < 3)."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    n = len(x)
+    if n < 2:
+        return {"slope": math.nan, "low": math.nan, "high": math.nan, "intercept": math.nan, "n": n}
+    xm, ym = x.mean(), y.mean()
+    sxx = float(((x - xm) ** 2).sum())
+    b = float(((x - xm) * (y - ym)).sum() / sxx)
+    a = float(ym - b * xm)
+    half = math.nan
+    if n > 2:
+        from scipy import stats
+
+        se = math.sqrt(float(((y - a - b * x) ** 2).sum()) / (n - 2) / sxx)
+        half = float(stats.t.ppf(0.975, n - 2)) * se
+    return {"slope": b, "low": b - half, "high": b + half, "intercept": a, "n": n}
+
+
+def shade_stages(ax, r, label=False):
+    """Shade [t_I, t_II), [t_II, t_III), [t_III, t_IV), [t_IV, T] and mark the predicted t_I."""
+    end = float(r["time"][-1])
+    onsets = [r[s] for s in STAGES]
+    for k, (stage, start) in enumerate(zip(STAGES, onsets)):
+        if not np.isfinite(start):
+            continue
+        stop = next((t for t in onsets[k + 1:] if np.isfinite(t)), end)
+        ax.axvspan(start, stop, color=STAGE_COLOURS[k], zorder=0, label=STAGE_NAMES[stage] if label else None)
+        ax.axvline(start, color="0.4", lw=0.6, zorder=1)
+    ax.axvline(r["t_I_predicted"], color="k", ls="--", lw=0.8, zorder=1,
+               label=rf"predicted $t_I$ = {r['t_I_predicted']:.3g}" if label else None)
+
+
+def save_figure(fig, out, status):
+    """Write fig to out (marked partial unless status is complete) and close it."""
+    meta = mark_partial(fig, status)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110, metadata=meta)
+    plt.close(fig)
+
+
+def deck_value(r, key, default=""):
+    return r["deck"].get(key, default)
+
+
+def run_title(r):
+    d = len(r["pi"])
+    eps, s, m = deck_value(r, "model.eps"), deck_value(r, "markov.s"), deck_value(r, "model.m")
+    data = "text" if deck_value(r, "markov.data") == "text" else "pi = (" + ", ".join(f"{p:.3g}" for p in r["pi"]) + ")"
+    return f"tokdyn markov: {data}, d = {d}, s = {s}, m = {m}, eps = {eps}"
+
+
+def stage_figure(r, out):
+    """The six-panel stage figure of run r, written to out."""
+    t = r["time"]
+    d = len(r["pi"])
+    fig, axes = plt.subplots(2, 3, figsize=(16, 8.5), sharex=True)
+    (a, b, c), (e, f, g) = axes
+    for ax in axes.flat:
+        shade_stages(ax, r, label=ax is a)
+    a.plot(t, r["loss"], color="k", label="loss")
+    a.axhline(math.log(d), color="tab:red", ls=":", label=r"$\ln d$")
+    a.set_ylabel("loss")
+    a.legend(fontsize="small", loc="upper right")
+    b.plot(t, r["entropy"], color="tab:purple")
+    b.set_ylabel(r"attention entropy $H(a)/\log s$")
+    colours = plt.cm.tab10(np.arange(d) % 10)
+    shown = range(min(d, 10))
+    for i in shown:
+        c.plot(t, r["mass"][:, i], color=colours[i], label=f"token {i}")
+        c.axhline(r["mass"][0, i], color=colours[i], ls=":", lw=0.8)
+    c.set_ylabel("attention mass per token (dotted: frequency)")
+    c.legend(fontsize="small", ncol=2)
+    for name, label in (("cos_w0_pi", r"cos($u_1(W_0)$, $\pi$)"), ("cos_w1_pi", r"cos($v_1(W_1)$, $\pi - 1/d$)"),
+                        ("cos_phi", r"cos$_F(\Phi$, $\pi\pi^T)$"), ("cos_w0_g", r"cos($u_1(W_0)$, $u_1(G)$)")):
+        e.plot(t, r[name], label=label)
+    e.set_ylabel("alignment")
+    e.set_xlabel("flow time t")
+    e.legend(fontsize="small")
+    for name, colour, label in (("sv_w0", "tab:blue", r"$W_0$"), ("sv_w1", "tab:orange", r"$W_1$"),
+                                ("sv_wq", "tab:green", r"$W_Q$"), ("sv_wk", "tab:red", r"$W_K$")):
+        sv = r[name]
+        for k in range(sv.shape[1]):
+            f.semilogy(t, np.maximum(sv[:, k], 1e-300), color=colour, lw=1.6 if k == 0 else 0.6,
+                       label=label if k == 0 else None)
+    f.set_ylabel("singular values (thick: the largest)")
+    f.set_xlabel("flow time t")
+    f.legend(fontsize="small")
+    for i in shown:
+        g.semilogy(t, r["w0_row_norms"][:, i], color=colours[i], label=f"|row {i} of W0|")
+    # The drifts are 0 at t = 0 (no point on a log axis there).
+    drift = np.abs(np.stack([r["drift_cm"], r["drift_ck"]]))
+    drift[drift <= 0] = np.nan
+    g.semilogy(t, drift[0], "k--", lw=0.8, label=r"relative drift of $C_m$")
+    g.semilogy(t, drift[1], "k:", lw=0.8, label=r"relative drift of $C_k$")
+    g.set_xlabel("flow time t")
+    g.set_ylabel("row norms of W0; relative drifts")
+    g.legend(fontsize="small", ncol=2)
+    onsets = ", ".join(f"{s} = {r[s]:.4g}" if np.isfinite(r[s]) else f"{s} not reached" for s in STAGES)
+    fig.suptitle(f"{run_title(r)}\nonsets: {onsets}; predicted t_I = {r['t_I_predicted']:.4g} "
+                 f"(sigma* = {r['sigma_star']:.5f})", fontsize="medium")
+    a.legend(fontsize="x-small", loc="upper right")
+    save_figure(fig, out, r["status"])
+
+
+def pca_figure(r, out):
+    """The rows of W0 along the flow on their two leading principal components (all times and tokens
+    together, centred), and the coordinates against time."""
+    emb = r["embedding"]  # [R + 1, d, m]
+    t = r["time"]
+    steps, d, m = emb.shape
+    points = emb.reshape(steps * d, m)
+    centre = points.mean(axis=0)
+    _, sv, vt = np.linalg.svd(points - centre, full_matrices=False)
+    share = sv ** 2 / max(float((sv ** 2).sum()), 1e-300)
+    proj = (emb - centre) @ vt[:2].T  # [R + 1, d, 2]
+    fig, (a, b) = plt.subplots(1, 2, figsize=(14, 6))
+    colours = plt.cm.tab10(np.arange(d) % 10)
+    marks = [(s, np.searchsorted(t, r[s])) for s in STAGES if np.isfinite(r[s])]
+    for i in range(min(d, 10)):
+        a.plot(proj[:, i, 0], proj[:, i, 1], color=colours[i], label=f"token {i}")
+        a.plot(proj[-1, i, 0], proj[-1, i, 1], "o", color=colours[i])
+        for s, k in marks:
+            k = min(k, steps - 1)
+            a.annotate(s.replace("t_", ""), proj[k, i], fontsize="x-small", color=colours[i])
+        b.plot(t, proj[:, i, 0], color=colours[i], label=f"token {i}: PC1")
+        b.plot(t, proj[:, i, 1], color=colours[i], ls="--", lw=0.8)
+    a.set_xlabel(f"PC1 ({100 * share[0]:.1f} %)")
+    a.set_ylabel(f"PC2 ({100 * share[1]:.1f} %)" if len(share) > 1 else "PC2")
+    a.set_title("token embeddings (rows of W0) along the flow; labels: stage onsets, dot: the end")
+    a.legend(fontsize="small")
+    for ax in (b,):
+        shade_stages(ax, r, label=True)
+    b.set_xlabel("flow time t")
+    b.set_ylabel("coordinate (solid PC1, dashed PC2)")
+    b.legend(fontsize="x-small", ncol=2)
+    fig.suptitle(run_title(r), fontsize="medium")
+    save_figure(fig, out, r["status"])
+    return share
+
+
+def plot_run(args):
+    r = read_run(args.input, args.allow_partial)
+    out = args.output or (args.input[:-3] if args.input.endswith(".h5") else args.input) + ".png"
+    pca = out[:-4] + "-pca.png" if out.endswith(".png") else out + "-pca.png"
+    stage_figure(r, out)
+    share = pca_figure(r, pca)
+    print(run_title(r))
+    for s in STAGES:
+        print(f"  {STAGE_NAMES[s]:<18} onset {r[s]:.4g}" if np.isfinite(r[s]) else f"  {STAGE_NAMES[s]:<18} not reached")
+    print(f"  predicted t_I = {r['t_I_predicted']:.4g} (sigma* = {r['sigma_star']:.6f}, sigma_1 = {r['sigma_1']:.6f}); "
+          f"final loss {r['loss'][-1]:.6f} at t = {r['time'][-1]:.4g}; PCA shares {100 * share[0]:.1f} %, "
+          f"{100 * share[1]:.1f} %")
+    return [out, pca]
+
+
+def escape_rate(r):
+    """Stage IV: the growth rate of ln sigma_2(W0) over the second half of [t_III, t_IV] (t_IV the onset, or
+    the end of the run when not reached): {rate, low, high, start, stop, n}."""
+    t, sv2 = r["time"], r["sv_w0"][:, 1]
+    start = r["t_III"] if np.isfinite(r["t_III"]) else (r["t_II"] if np.isfinite(r["t_II"]) else t[0])
+    stop = r["t_IV"] if np.isfinite(r["t_IV"]) else t[-1]
+    start = start + 0.5 * (stop - start)
+    window = (t >= start) & (t <= stop) & (sv2 > 0)
+    fit = fit_line(t[window], np.log(sv2[window]))
+    return {"rate": fit["slope"], "low": fit["low"], "high": fit["high"], "start": float(start), "stop": float(stop),
+            "n": fit["n"]}
+
+
+def swept_key(runs):
+    """The deck key whose value differs between the runs: model.eps or markov.delta."""
+    keys = set().union(*(r["deck"] for r in runs))
+    ignore = {"run.output", "run.checkpoint"}
+    differ = sorted(k for k in keys - ignore if len({r["deck"].get(k) for r in runs}) > 1)
+    if len(differ) != 1 or differ[0] not in SWEPT_KEYS:
+        raise ResultError(f"the runs must differ in exactly one of {', '.join(SWEPT_KEYS)}; they differ in "
+                          f"{', '.join(differ) if differ else 'nothing'}")
+    return differ[0]
+
+
+def sweep(args):
+    if not os.path.isdir(args.input):
+        raise ResultError(f"no such directory: {args.input}")
+    paths = sorted(glob.glob(os.path.join(args.input, "*.h5")))
+    runs = []
+    for p in paths:
+        h5, _ = open_run(p, ResultError, True)
+        with h5:
+            mine = to_str(h5.attrs.get("command", "")) == "markov"
+        if mine:
+            runs.append(read_run(p, args.allow_partial))
+    if len(runs) < 2:
+        raise ResultError(f"{args.input}: {len(runs)} markov run files, a sweep needs at least 2")
+    key = swept_key(runs)
+    kind = SWEPT_KEYS[key]
+    for r in runs:
+        r["value"] = float(r["deck"][key])
+    runs.sort(key=lambda r: r["value"])
+    prefix = args.output or os.path.join(args.input, f"focus-dilution-{kind}")
+    result = {"kind": kind, "key": key, "files": [r["path"] for r in runs], "values": [r["value"] for r in runs],
+              "status": sorted({r["status"] for r in runs}), "sigma_star": [r["sigma_star"] for r in runs],
+              "criteria": runs[0]["criteria"]}
+    rows = []
+    for r in runs:
+        row = {"file": os.path.basename(r["path"]), "eps": float(r["deck"].get("model.eps", "nan")),
+               "delta": float(r["deck"].get("markov.delta", "nan")), "sigma_star": r["sigma_star"],
+               "t_I_predicted": r["t_I_predicted"], "final_loss": float(r["loss"][-1]), "T": float(r["time"][-1])}
+        row.update({s: r[s] for s in STAGES})
+        r["escape"] = escape_rate(r)
+        row.update({"escape_rate": r["escape"]["rate"], "escape_low": r["escape"]["low"],
+                    "escape_high": r["escape"]["high"]})
+        rows.append(row)
+    result["runs"] = rows
+    lines = []
+    if kind == "eps":
+        result.update(fit_onsets(runs, lines))
+        plot_eps(runs, result, prefix + ".png")
+    else:
+        result.update(fit_escape(runs, lines))
+        plot_delta(runs, result, prefix + ".png")
+    with open(prefix + ".json", "w") as f:
+        json.dump(result, f, indent=1, default=lambda v: None)
+    with open(prefix + ".csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    print("\n".join(lines))
+    return [prefix + ".json", prefix + ".csv", prefix + ".png"]
+
+
+def fit_onsets(runs, lines):
+    """Onsets against x = ln(1/eps): a fit per stage, stage I next to its prediction 1/sigma*."""
+    sigma = float(np.mean([r["sigma_star"] for r in runs]))
+    if max(abs(r["sigma_star"] / sigma - 1) for r in runs) > 1e-9:
+        lines.append("note: sigma* differs between the runs (the data differ besides eps)")
+    x = np.array([math.log(1 / r["value"]) for r in runs])
+    fits = {}
+    lines.append(f"onsets against ln(1/eps), {len(runs)} runs, eps = "
+                 + ", ".join(f"{r['value']:.3g}" for r in runs) + f"; sigma* = {sigma:.6f}")
+    for s in STAGES:
+        y = np.array([r[s] for r in runs])
+        ok = np.isfinite(y)
+        fit = fit_line(x[ok], y[ok])
+        fit["per_decade"] = fit["slope"] * math.log(10)
+        fit["per_decade_low"], fit["per_decade_high"] = fit["low"] * math.log(10), fit["high"] * math.log(10)
+        fits[s] = fit
+        text = (f"  {STAGE_NAMES[s]:<18} slope {fit['slope']:.4f} [{fit['low']:.4f}, {fit['high']:.4f}] per unit "
+                f"of ln(1/eps) = {fit['per_decade']:.3f} per decade ({fit['n']} runs reached it)")
+        if s == "t_I":
+            pred = 1 / sigma
+            fit["prediction"] = pred
+            fit["relative_difference"] = fit["slope"] / pred - 1
+            inside = fit["low"] <= pred <= fit["high"]
+            text += (f"; predicted 1/sigma* = {pred:.4f} ({math.log(10) * pred:.3f} per decade): "
+                     f"{100 * fit['relative_difference']:+.2f} %, " + ("inside" if inside else "OUTSIDE")
+                     + " the interval")
+            fit["prediction_inside"] = bool(inside)
+        else:
+            fit["ratio_to_stage_I_prediction"] = fit["slope"] * sigma
+            text += f"; {fit['slope'] * sigma:.3f} x 1/sigma* (no closed-form prediction)"
+        lines.append(text)
+    return {"fits": fits}
+
+
+def fit_escape(runs, lines):
+    """Stage-IV escape rates against delta: lambda = lambda_0 + kappa delta and the exponent over delta > 0."""
+    delta = np.array([r["value"] for r in runs])
+    rate = np.array([r["escape"]["rate"] for r in runs])
+    t4 = np.array([r["t_IV"] for r in runs])
+    lines.append(f"stage IV against delta, {len(runs)} runs (eps = {runs[0]['deck'].get('model.eps')}, T = "
+                 f"{runs[0]['time'][-1]:.4g}): escape rate = slope of ln sigma_2(W0) over the second half of [t_III, t_IV]")
+    for r in runs:
+        e = r["escape"]
+        lines.append(f"  delta = {r['value']:<8.4g} t_IV = " + (f"{r['t_IV']:.4g}" if np.isfinite(r["t_IV"]) else
+                                                                  f"not reached by T = {r['time'][-1]:.4g} (stall)")
+                     + f", escape rate {e['rate']:.5f} [{e['low']:.5f}, {e['high']:.5f}] over t in "
+                       f"[{e['start']:.4g}, {e['stop']:.4g}]")
+    ok = np.isfinite(rate)
+    linear = fit_line(delta[ok], rate[ok])
+    out = {"linear": linear, "t_IV": t4.tolist(), "escape_rate": rate.tolist()}
+    lines.append(f"  lambda(delta) = lambda_0 + kappa delta: kappa = {linear['slope']:.4f} [{linear['low']:.4f}, "
+                 f"{linear['high']:.4f}], lambda_0 = {linear['intercept']:.5f}")
+    zero = np.flatnonzero(delta == 0)
+    if zero.size:
+        base = rate[zero[0]]
+        positive = (delta > 0) & np.isfinite(rate) & (rate > base)
+        power = fit_line(np.log(delta[positive]), np.log(rate[positive] - base))
+        out["exponent"] = power
+        out["rate_at_zero"] = float(base)
+        if not np.isfinite(power["low"]):
+            verdict = "too few runs with delta > 0 for an interval (at least 3)"
+        else:
+            # p = 1: a Theta(delta) rate; p = 2: the lowest order allowed when lambda is even in delta.
+            verdict = "; ".join(f"p = {q}: " + ("inside" if power["low"] <= q <= power["high"] else "OUTSIDE")
+                                + " the interval" for q in (1, 2))
+            verdict = ("consistent with Theta(delta)" if power["low"] <= 1 <= power["high"] else
+                       "NOT consistent with Theta(delta)") + f" ({verdict})"
+        lines.append(f"  lambda(delta) - lambda(0) ~ delta^p: p = {power['slope']:.3f} [{power['low']:.3f}, "
+                     f"{power['high']:.3f}] against p = 1: {verdict}; lambda(0) = {base:.5f} (delta = 0: "
+                     + (f"t_IV = {t4[zero[0]]:.4g}" if np.isfinite(t4[zero[0]]) else "t_IV not reached") + ")")
+    return out
+
+
+def plot_eps(runs, result, out):
+    fig, (a, b) = plt.subplots(1, 2, figsize=(14, 5.5))
+    x = np.array([math.log(1 / r["value"]) for r in runs])
+    xs = np.linspace(x.min(), x.max(), 50)
+    for k, s in enumerate(STAGES):
+        y = np.array([r[s] for r in runs])
+        fit = result["fits"][s]
+        colour = f"C{k}"
+        a.plot(x, y, "o", color=colour, label=f"{STAGE_NAMES[s]}: slope {fit['slope']:.3f} "
+                                             f"[{fit['low']:.3f}, {fit['high']:.3f}]")
+        if np.isfinite(fit["slope"]):
+            a.plot(xs, fit["intercept"] + fit["slope"] * xs, color=colour, lw=0.8)
+    pred = result["fits"]["t_I"].get("prediction")
+    a.plot(xs, [r["t_I_predicted"] for r in runs][0] + pred * (xs - x[0]), "k--", lw=0.8,
+           label=rf"predicted $t_I$: slope 1/$\sigma^*$ = {pred:.3f}")
+    a.set_xlabel(r"$\ln(1/\varepsilon)$")
+    a.set_ylabel("onset time")
+    a.set_title("stage onsets against the initial scale")
+    a.legend(fontsize="small")
+    for r in runs:
+        b.plot(r["time"], r["loss"], label=f"eps = {r['value']:.3g}")
+    b.set_xlabel("flow time t")
+    b.set_ylabel("loss")
+    b.set_title("loss curves")
+    b.legend(fontsize="small")
+    fig.suptitle(f"tokdyn markov eps sweep: {len(runs)} runs, sigma* = {np.mean(result['sigma_star']):.5f}",
+                 fontsize="medium")
+    save_figure(fig, out, "complete" if result["status"] == ["complete"] else ",".join(result["status"]))
+
+
+def plot_delta(runs, result, out):
+    fig, (a, b, c) = plt.subplots(1, 3, figsize=(18, 5.5))
+    for k, r in enumerate(runs):
+        sv = r["sv_w0"]
+        a.semilogy(r["time"], sv[:, 1] / sv[:, 0], color=f"C{k % 10}", label=f"delta = {r['value']:.3g}")
+        if np.isfinite(r["t_IV"]):
+            a.axvline(r["t_IV"], color=f"C{k % 10}", ls=":", lw=0.8)
+    a.axhline(0.1, color="k", lw=0.6, ls="--", label=r"$t_{IV}$ threshold")
+    a.set_xlabel("flow time t")
+    a.set_ylabel(r"$\sigma_2(W_0) / \sigma_1(W_0)$")
+    a.legend(fontsize="small")
+    delta = np.array([r["value"] for r in runs])
+    rate = np.array([r["escape"]["rate"] for r in runs])
+    low = np.array([r["escape"]["low"] for r in runs])
+    high = np.array([r["escape"]["high"] for r in runs])
+    b.errorbar(delta, rate, yerr=[rate - low, high - rate], fmt="o", capsize=3, label="escape rate (95%)")
+    lin = result["linear"]
+    if np.isfinite(lin["slope"]):
+        ds = np.linspace(0, delta.max(), 50)
+        b.plot(ds, lin["intercept"] + lin["slope"] * ds, "k-", lw=0.8,
+               label=rf"$\lambda_0 + \kappa\delta$, $\kappa$ = {lin['slope']:.3f} [{lin['low']:.3f}, {lin['high']:.3f}]")
+    power = result.get("exponent")
+    if power and np.isfinite(power["slope"]):
+        ds = np.linspace(0, delta.max(), 100)
+        b.plot(ds, result["rate_at_zero"] + math.exp(power["intercept"]) * ds ** power["slope"], "r--", lw=0.8,
+               label=rf"$\lambda(0) + a\delta^p$, p = {power['slope']:.2f} [{power['low']:.2f}, {power['high']:.2f}]")
+    b.set_xlabel(r"$\delta$")
+    b.set_ylabel(r"growth rate of $\ln\sigma_2(W_0)$")
+    b.legend(fontsize="small")
+    t4 = np.array([r["t_IV"] for r in runs])
+    T = np.array([r["time"][-1] for r in runs])
+    reached = np.isfinite(t4)
+    c.plot(delta[reached], t4[reached], "o-", label=r"$t_{IV}$")
+    if (~reached).any():
+        c.plot(delta[~reached], T[~reached], "v", color="tab:red", label=r"not reached by T (stall)")
+    c.set_xlabel(r"$\delta$")
+    c.set_ylabel(r"$t_{IV}$")
+    c.legend(fontsize="small")
+    fig.suptitle(f"tokdyn markov delta sweep: {len(runs)} runs, eps = {runs[0]['deck'].get('model.eps')}",
+                 fontsize="medium")
+    save_figure(fig, out, "complete" if result["status"] == ["complete"] else ",".join(result["status"]))
+
+
+def main(argv=None):
+    import argparse
+
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="mode", required=True)
+    for mode, what in (("run", "a run file: the stage figure and the PCA of the embeddings"),
+                       ("sweep", "a directory of runs swept over eps or delta: the fits")):
+        p = sub.add_parser(mode, help=what)
+        p.add_argument("input", help="RUN.h5" if mode == "run" else "DIR")
+        p.add_argument("-o", "--output", help="OUT.png" if mode == "run" else "PREFIX of .json, .csv, .png")
+        p.add_argument(*ALLOW_PARTIAL[0], **ALLOW_PARTIAL[1])
+    args = parser.parse_args(argv)
+    from tokdyn_h5 import run_cli
+
+    return run_cli(PROG, ResultError, lambda: plot_run(args) if args.mode == "run" else sweep(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,163 @@
+"""Tests for postprocess/focus_dilution.py: the stage figure and the sweep fits on runs of the real
+`tokdyn markov`, the fits on synthetic files with known slopes and rates, and the errors.
+
+Run with:  /usr/bin/python3 -m pytest -q tests/postprocess
+TOKDYN_MARKOVDIR names a directory of three runs swept over eps (CTest: the fixture
+tests/cli/produce_study_runs.sh writes it).
+"""
+
+import importlib.util
+import json
+import math
+import shutil
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "postprocess" / "focus_dilution.py"
+TIMEOUT = 120
+PNG_MIN_SHAPE = (300, 600)  # conftest.py's run_script and check_png
+INPUT_ENV, INPUT_KIND = "TOKDYN_MARKOVDIR", "directory"  # conftest.py's real_input
+
+spec = importlib.util.spec_from_file_location("focus_dilution", SCRIPT)
+fd = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(fd)
+
+
+def test_real_run_figures(tmp_path, real_input, run_script, check_png):
+    """run: the stage figure and the PCA figure; the printed onsets are the file's."""
+    out = tmp_path / "stages.png"
+    result = run_script("run", Path(real_input) / "eps-1.h5", "-o", out)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-2:] == [str(out), str(tmp_path / "stages-pca.png")]
+    check_png(out)
+    check_png(tmp_path / "stages-pca.png")
+    with h5py.File(Path(real_input) / "eps-1.h5", "r") as h5:
+        t2 = h5["markov"].attrs["t_II"]
+    assert f"II focus           onset {t2:.4g}" in result.stdout
+
+
+def test_real_sweep(tmp_path, real_input, run_script, check_png):
+    """sweep over eps: stage I moves by 1/sigma* per unit of ln(1/eps) (3 %: the cli_markov criterion), the
+    four onsets in order in every run, and the CSV has a row per run."""
+    sweep = tmp_path / "sweep"
+    shutil.copytree(real_input, sweep)
+    result = run_script("sweep", sweep)
+    assert result.returncode == 0, result.stderr
+    prefix = sweep / "focus-dilution-eps"
+    check_png(prefix.with_suffix(".png"))
+    data = json.loads(prefix.with_suffix(".json").read_text())
+    assert data["kind"] == "eps" and data["values"] == [1e-5, 1e-4, 1e-3]
+    fit = data["fits"]["t_I"]
+    assert fit["slope"] * data["sigma_star"][0] == pytest.approx(1, abs=0.03)
+    assert fit["n"] == 3 and fit["low"] < fit["slope"] < fit["high"]
+    for run in data["runs"]:
+        onsets = [run[s] for s in fd.STAGES]
+        assert onsets == sorted(onsets)
+    assert len(prefix.with_suffix(".csv").read_text().strip().splitlines()) == 4
+    assert "predicted 1/sigma*" in result.stdout
+
+
+def write_run(path, onsets, eps=1e-4, delta=0.0, flow="", sigma_star=0.5, time=None, sv2=None, status="complete",
+              d=4, m=3):
+    """A file with the layout of a markov run (the datasets the script reads), values chosen by the test."""
+    time = np.linspace(0, 100, 101) if time is None else time
+    n = len(time)
+    deck = f"[markov]\ns = 8\ndelta = {delta}\n[model]\nm = {m}\neps = {eps}\n[flow]\n{flow}"
+    with h5py.File(path, "w") as h5:
+        h5.attrs["command"] = "markov"
+        h5.attrs["status"] = status
+        h5.attrs["deck"] = deck
+        diag = h5.create_group("diagnostics")
+        diag["time"] = time
+        for name in fd.DIAGNOSTICS[1:]:
+            diag[name] = np.linspace(1, 0.5, n)
+        g = h5.create_group("markov")
+        g["pi"] = np.array([0.4, 0.3, 0.2, 0.1])
+        g["mass"] = np.full((n, d), 0.25)
+        sv = np.ones((n, d))
+        sv[:, 1] = np.ones(n) if sv2 is None else sv2
+        for name in ("sv_w0", "sv_w1"):
+            g[name] = sv
+        for name in ("sv_wq", "sv_wk"):
+            g[name] = np.ones((n, m))
+        g["w0_row_norms"] = np.ones((n, d))
+        g["embedding"] = np.random.default_rng(1).normal(size=(n, d, m))
+        for name, value in zip(fd.STAGES, onsets):
+            g.attrs[name] = value
+        g.attrs["sigma_star"] = sigma_star
+        g.attrs["sigma_1"] = sigma_star
+        g.attrs["t_I_predicted"] = onsets[0]
+
+
+def test_eps_fit_recovers_slopes(tmp_path, run_script):
+    """Onsets placed on exact lines a + b ln(1/eps): the fitted slopes are b (to round-off), stage I is
+    reported next to 1/sigma* with its relative difference, and an unreached stage leaves its run out."""
+    slopes = {"t_I": 2.0, "t_II": 3.5, "t_III": 4.0, "t_IV": 9.0}
+    for k, eps in enumerate([1e-2, 1e-3, 1e-4, 1e-5, 1e-6]):
+        x = math.log(1 / eps)
+        onsets = [1 + slopes[s] * x for s in fd.STAGES]
+        if k == 4:
+            onsets[3] = math.nan  # not reached
+        write_run(tmp_path / f"eps-{k}.h5", onsets, eps=eps, sigma_star=0.52)
+    result = run_script("sweep", tmp_path, "-o", tmp_path / "fit")
+    assert result.returncode == 0, result.stderr
+    data = json.loads((tmp_path / "fit.json").read_text())
+    for s, b in slopes.items():
+        assert data["fits"][s]["slope"] == pytest.approx(b, rel=1e-12)
+        assert data["fits"][s]["per_decade"] == pytest.approx(b * math.log(10), rel=1e-12)
+    assert data["fits"]["t_IV"]["n"] == 4
+    assert data["fits"]["t_I"]["relative_difference"] == pytest.approx(2.0 * 0.52 - 1, rel=1e-12)
+    assert "OUTSIDE the interval" in result.stdout
+
+
+def test_delta_fit_recovers_rate(tmp_path, run_script):
+    """sigma_2 = e^{lambda t} with lambda = 0.01 + 0.2 delta: the escape rates, kappa = 0.2 and the exponent
+    1 are recovered; a run that never reaches t_IV is fitted up to its end."""
+    time = np.linspace(0, 200, 401)
+    for k, delta in enumerate([0.0, 0.02, 0.04, 0.06]):
+        rate = 0.01 + 0.2 * delta
+        t4 = math.nan if delta == 0 else 150 - 1000 * delta
+        write_run(tmp_path / f"delta-{k}.h5", [5, 20, 40, t4], delta=delta, time=time,
+                  sv2=1e-3 * np.exp(rate * time))
+    result = run_script("sweep", tmp_path)
+    assert result.returncode == 0, result.stderr
+    data = json.loads((tmp_path / "focus-dilution-delta.json").read_text())
+    assert data["escape_rate"] == pytest.approx([0.01, 0.014, 0.018, 0.022], rel=1e-9)
+    assert data["linear"]["slope"] == pytest.approx(0.2, rel=1e-9)
+    assert data["exponent"]["slope"] == pytest.approx(1, rel=1e-6)
+    assert "not reached by T = 200 (stall)" in result.stdout
+    assert "consistent with Theta(delta)" in result.stdout
+
+
+def test_errors(tmp_path, run_script):
+    """Missing file or directory, another command's file, a partial run, runs differing in two keys or in
+    none: one line, exit status 2."""
+    wrong = tmp_path / "wrong.h5"
+    with h5py.File(wrong, "w") as h5:
+        h5.attrs["command"] = "transformer"
+        h5.attrs["status"] = "complete"
+    partial = tmp_path / "partial.h5"
+    write_run(partial, [1, 2, 3, 4], status="checkpointed")
+    two = tmp_path / "two"
+    two.mkdir()
+    write_run(two / "a.h5", [1, 2, 3, 4], eps=1e-3, flow="time = 5\n")
+    write_run(two / "b.h5", [1, 2, 3, 4], eps=1e-4, flow="time = 6\n")
+    same = tmp_path / "same"
+    same.mkdir()
+    for name in ("a", "b"):
+        write_run(same / f"{name}.h5", [1, 2, 3, 4])
+    cases = [(("run", tmp_path / "absent.h5"), "no such file"), (("run", wrong), "not 'markov'"),
+             (("run", partial), "not complete"), (("sweep", tmp_path / "absent"), "no such directory"),
+             (("sweep", two), "differ in flow.time, model.eps"), (("sweep", same), "differ in nothing")]
+    for args, message in cases:
+        result = run_script(*args)
+        assert result.returncode == 2, (args, result.stdout, result.stderr)
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("focus_dilution.py: error:") and message in lines[0], lines
+    # --allow-partial draws the partial run.
+    result = run_script("run", partial, "--allow-partial", "-o", tmp_path / "p.png")
+    assert result.returncode == 0, result.stderr
