@@ -32,6 +32,8 @@ enum class Purpose : std::uint64_t {
   eigensolver_start = 19,      // start vector of the Krylov–Schur eigen-solves (by global row)
   markov_sequences = 20,       // sampled Markov sequences (by sequence index, position)
   markov_init = 21,            // initial weights of the one-layer model (by matrix, row)
+  ecd_noise = 22,              // the ECD velocity's random kicks z (by step)
+  optimizer_start = 23,        // random initial velocities and momentum buffers (ECD, SGDM)
   test = 1000,      // reserved for tests
 };
 

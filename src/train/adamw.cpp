@@ -1,0 +1,45 @@
+// AdamW as PyTorch's: decoupled weight decay, bias-corrected moments,
+//   theta <- theta (1 - lr w);  m <- b1 m + (1 - b1) g;  v <- b2 v + (1 - b2) g^2
+//   theta <- theta - lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)
+// Its per-coordinate preconditioner is not invariant under the rotations of a head: no charge survives.
+#include <cmath>
+
+#include "styles.hpp"
+
+namespace tokdyn {
+namespace {
+
+template <class T>
+class AdamW : public Optimizer<T> {
+ public:
+  AdamW(const OptimizerSettings& s, std::size_t n) : s_(s), m_(n, T(0)), v_(n, T(0)) {}
+
+  void step(double, const T* g, T* theta) override {
+    const double t = this->steps_ + 1;
+    const double c1 = 1 - std::pow(s_.beta1, t), c2 = 1 - std::pow(s_.beta2, t);
+    for (std::size_t k = 0; k < m_.size(); ++k) {
+      const double gk = g[k];
+      const double m = s_.beta1 * m_[k] + (1 - s_.beta1) * gk;
+      const double v = s_.beta2 * v_[k] + (1 - s_.beta2) * gk * gk;
+      m_[k] = static_cast<T>(m);
+      v_[k] = static_cast<T>(v);
+      const double decayed = theta[k] * (1 - s_.lr * s_.weight_decay);
+      theta[k] = static_cast<T>(decayed - s_.lr * (m / c1) / (std::sqrt(v / c2) + s_.adam_eps));
+    }
+    this->steps_ = t;
+  }
+
+  const std::vector<T>& momentum() const override { return m_; }
+  std::vector<std::pair<std::string, std::vector<T>*>> state_vectors() override { return {{"m", &m_}, {"v", &v_}}; }
+  std::vector<std::pair<std::string, double*>> state_scalars() override { return {{"steps", &this->steps_}}; }
+
+ private:
+  OptimizerSettings s_;
+  std::vector<T> m_, v_;
+};
+
+}  // namespace
+
+TOKDYN_OPTIMIZER_FACTORY(make_adamw, AdamW);
+
+}  // namespace tokdyn

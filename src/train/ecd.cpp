@@ -1,0 +1,111 @@
+// ECD, energy-conserving descent (doc/science.md section 10.1), in the form of the paper's optimizer
+// ("ECD_q1_scaled"): a velocity u of unit length, kicked by the gradient's part across u, moving
+// theta by dt u; with F~ = F + w |theta|^2 / 2 and g~ = g + w theta, each step with F~ - F0 > eps2 does
+//   u <- u / |u|                                   (unless | 1 - |u|^2 | < eps1)
+//   u <- u - c dt / (F~ - F0) (g~ - u (u . g~))    c = eta D / (2 (D - 1)), dt = lr / sqrt(eta)
+//   theta <- theta + dt u
+//   u <- |u| (u/|u| + nu~ z) / |u/|u| + nu~ z|     nu~ = nu / sqrt(D), z ~ N(0, I_D) from (seed, step)
+// starting from u = -g/|g| (or a random unit vector). u . g~ is taken over the whole vector, or block
+// by block as in the authors' code (tensor_projection), which does not conserve the charges.
+#include <cmath>
+
+#include "styles.hpp"
+#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/random.hpp"
+
+namespace tokdyn {
+namespace {
+
+template <class T>
+class Ecd : public Optimizer<T> {
+ public:
+  Ecd(const OptimizerSettings& s, std::size_t n) : s_(s), u_(n), blocks_(s.blocks) {
+    if (n < 2) throw InputError("ecd needs at least 2 parameters (c = eta D / (2 (D - 1)))");
+    if (s.eta <= 0) throw InputError("ecd: eta must be positive");
+    if (!s.tensor_projection || blocks_.empty()) blocks_ = {ParameterBlock{"all", 0, n}};
+    std::size_t next = 0;
+    for (const ParameterBlock& b : blocks_) {
+      if (b.begin != next) throw InputError("ecd: the parameter blocks must tile the vector in order");
+      next = b.begin + b.size;
+    }
+    if (next != n)
+      throw InputError("ecd: the parameter blocks cover " + std::to_string(next) + " of " + std::to_string(n));
+  }
+
+  void step(double loss, const T* g, T* theta) override {
+    const std::size_t n = u_.size();
+    const double D = static_cast<double>(n);
+    const double dt = s_.lr / std::sqrt(s_.eta), nu = s_.nu / std::sqrt(D);
+    std::vector<double> gw(n);  // g~ = g + w theta
+    double q2 = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+      gw[k] = static_cast<double>(g[k]) + s_.weight_decay * static_cast<double>(theta[k]);
+      q2 += static_cast<double>(theta[k]) * static_cast<double>(theta[k]);
+    }
+    if (!started_) start(gw);
+    const double excess = loss + 0.5 * s_.weight_decay * q2 - s_.F0;  // F~ - F0
+    if (!(excess > s_.eps2)) return;
+    // Back to unit speed (the noise step keeps |u|; round-off and the kick do not).
+    const double scale = (std::abs(1 - p2_) < s_.eps1 || p2_ == 0) ? 1.0 : std::sqrt(1 / p2_);
+    for (T& v : u_) v = static_cast<T>(scale * v);
+    const double kick = -0.5 * dt * s_.eta * D / (D - 1) / excess;  // -c dt / (F~ - F0)
+    for (const ParameterBlock& b : blocks_) {
+      double ug = 0;
+      for (std::size_t k = b.begin; k < b.begin + b.size; ++k) ug += static_cast<double>(u_[k]) * gw[k];
+      for (std::size_t k = b.begin; k < b.begin + b.size; ++k)
+        u_[k] = static_cast<T>(u_[k] + kick * (gw[k] - u_[k] * ug));
+    }
+    p2_ = dot(u_.data(), u_.data(), 0, n);
+    for (std::size_t k = 0; k < n; ++k) theta[k] = static_cast<T>(theta[k] + dt * u_[k]);
+    const double norm = std::sqrt(p2_);
+    if (nu != 0) {
+      // A small random rotation of the direction at fixed |u|.
+      std::vector<double> z(n);
+      RandomStream(s_.seed, Purpose::ecd_noise).normals(static_cast<std::uint64_t>(this->steps_), 0, z.data(), n);
+      double m2 = 0;
+      for (std::size_t k = 0; k < n; ++k) {
+        z[k] = u_[k] / norm + nu * z[k];
+        m2 += z[k] * z[k];
+      }
+      const double back = norm / std::sqrt(m2);
+      for (std::size_t k = 0; k < n; ++k) u_[k] = static_cast<T>(back * z[k]);
+    }
+    p2_ = norm * norm;
+    this->steps_ += 1;
+  }
+
+  const std::vector<T>& momentum() const override { return u_; }
+  std::vector<std::pair<std::string, std::vector<T>*>> state_vectors() override { return {{"u", &u_}}; }
+  std::vector<std::pair<std::string, double*>> state_scalars() override {
+    return {{"steps", &this->steps_}, {"p2", &p2_}, {"started", &started_}};
+  }
+
+ private:
+  void start(const std::vector<double>& g) {
+    const std::size_t n = u_.size();
+    std::vector<double> v(n);
+    if (s_.random_start)
+      RandomStream(s_.seed, Purpose::optimizer_start).normals(0, 0, v.data(), n);
+    else
+      for (std::size_t k = 0; k < n; ++k) v[k] = -g[k];
+    double norm = 0;
+    for (double x : v) norm += x * x;
+    norm = std::sqrt(norm);
+    if (!(norm > 0)) throw InputError("ecd: the first gradient is zero or not finite: no direction to start along");
+    for (std::size_t k = 0; k < n; ++k) u_[k] = static_cast<T>(v[k] / norm);
+    p2_ = 1;
+    started_ = 1;
+  }
+
+  OptimizerSettings s_;
+  std::vector<T> u_;
+  std::vector<ParameterBlock> blocks_;
+  double p2_ = 1;       // |u|^2 after the last step
+  double started_ = 0;  // 1 once u was set from the first gradient (a double: checkpointed with the scalars)
+};
+
+}  // namespace
+
+TOKDYN_OPTIMIZER_FACTORY(make_ecd, Ecd);
+
+}  // namespace tokdyn

@@ -1,0 +1,58 @@
+// ECDSep (doc/science.md section 10.1): the separable Hamiltonian H = eta log(F~ - F0) + log(s + |p|^2),
+// integrated by symplectic Euler with step lr:
+//   p <- p - lr eta g~ / (F~ - F0),   theta <- theta + lr 2 p / (s + |p|^2)
+// (F~, g~ with the weight decay as in ECD). Both updates keep <p, delta_A theta> for a symmetry A of the
+// loss exactly: the kick is along g, orthogonal to delta_A theta, and <p, A p> = 0.
+#include <cmath>
+
+#include "styles.hpp"
+#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/random.hpp"
+
+namespace tokdyn {
+namespace {
+
+template <class T>
+class EcdSep : public Optimizer<T> {
+ public:
+  EcdSep(const OptimizerSettings& s, std::size_t n) : s_(s), p_(n, T(0)) {
+    if (s.s <= 0) throw InputError("ecdsep: s must be positive");
+    if (s.random_start) {
+      // A random initial momentum of unit length.
+      std::vector<double> v(n);
+      RandomStream(s.seed, Purpose::optimizer_start).normals(0, 0, v.data(), n);
+      double norm = 0;
+      for (double x : v) norm += x * x;
+      for (std::size_t k = 0; k < n; ++k) p_[k] = static_cast<T>(v[k] / std::sqrt(norm));
+    }
+  }
+
+  void step(double loss, const T* g, T* theta) override {
+    const std::size_t n = p_.size();
+    const double q2 = s_.weight_decay != 0 ? dot(theta, theta, 0, n) : 0.0;
+    const double excess = loss + 0.5 * s_.weight_decay * q2 - s_.F0;
+    if (!(excess > s_.eps2)) return;
+    const double kick = s_.lr * s_.eta / excess;
+    for (std::size_t k = 0; k < n; ++k) {
+      const double gk = static_cast<double>(g[k]) + s_.weight_decay * static_cast<double>(theta[k]);
+      p_[k] = static_cast<T>(p_[k] - kick * gk);
+    }
+    const double speed = 2 * s_.lr / (s_.s + dot(p_.data(), p_.data(), 0, n));
+    for (std::size_t k = 0; k < n; ++k) theta[k] = static_cast<T>(theta[k] + speed * p_[k]);
+    this->steps_ += 1;
+  }
+
+  const std::vector<T>& momentum() const override { return p_; }
+  std::vector<std::pair<std::string, std::vector<T>*>> state_vectors() override { return {{"p", &p_}}; }
+  std::vector<std::pair<std::string, double*>> state_scalars() override { return {{"steps", &this->steps_}}; }
+
+ private:
+  OptimizerSettings s_;
+  std::vector<T> p_;
+};
+
+}  // namespace
+
+TOKDYN_OPTIMIZER_FACTORY(make_ecd_sep, EcdSep);
+
+}  // namespace tokdyn

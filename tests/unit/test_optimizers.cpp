@@ -1,0 +1,286 @@
+// The optimizers of train/ (doc/science.md section 10.1) against closed forms and conservation laws:
+// first steps from their formulas; on a loss with a continuous symmetry (W V invariant under
+// W -> W R, V -> R^T V, R in O(h)) the charges l_A = <P, delta_A theta> stay at round-off for ECD from
+// its default start, keep their ratios for ECD from a random start (global projection; the per-tensor
+// projection and the noise break them), are conserved one by one by ECDSep, decay under SGDM and appear
+// under AdamW; the authors' sombrero illustration; checkpointed state resumes bit for bit.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/random.hpp"
+#include "tokdyn/train/optimizer.hpp"
+
+namespace tokdyn {
+namespace {
+
+// theta = (W [a, h], V [h, b]), F = |W V - Y|^2 / 2 with a fixed target Y [a, b].
+struct Toy {
+  int a = 3, h = 3, b = 4;
+  std::vector<double> target;
+  Toy() : target(static_cast<std::size_t>(a) * b) {
+    RandomStream(5, Purpose::test).normals(0, 0, target.data(), target.size());
+  }
+  std::size_t size() const { return static_cast<std::size_t>(a) * h + static_cast<std::size_t>(h) * b; }
+  std::size_t v0() const { return static_cast<std::size_t>(a) * h; }
+  // loss and gradient at theta
+  template <class T>
+  double loss(const T* theta, T* grad) const {
+    const T* W = theta;
+    const T* V = theta + v0();
+    std::vector<double> r(static_cast<std::size_t>(a) * b);  // W V - Y [a, b]
+    double f = 0;
+    for (int i = 0; i < a; ++i)
+      for (int j = 0; j < b; ++j) {
+        double s = -target[i * b + j];
+        for (int k = 0; k < h; ++k) s += static_cast<double>(W[i * h + k]) * V[k * b + j];
+        r[i * b + j] = s;
+        f += 0.5 * s * s;
+      }
+    for (int i = 0; i < a; ++i)  // dW = r V^T
+      for (int k = 0; k < h; ++k) {
+        double s = 0;
+        for (int j = 0; j < b; ++j) s += r[i * b + j] * V[k * b + j];
+        grad[i * h + k] = static_cast<T>(s);
+      }
+    for (int k = 0; k < h; ++k)  // dV = W^T r
+      for (int j = 0; j < b; ++j) {
+        double s = 0;
+        for (int i = 0; i < a; ++i) s += static_cast<double>(W[i * h + k]) * r[i * b + j];
+        grad[v0() + k * b + j] = static_cast<T>(s);
+      }
+    return f;
+  }
+  // l_A = <P_W, W A> - <P_V, A V> for the generators A = e_p e_q^T - e_q e_p^T, p < q.
+  std::vector<double> charges(const std::vector<double>& theta, const std::vector<double>& P) const {
+    std::vector<double> out;
+    for (int p = 0; p < h; ++p)
+      for (int q = p + 1; q < h; ++q) {
+        double l = 0;
+        for (int i = 0; i < a; ++i)  // (W A)_{i p} = -W_{i q}, (W A)_{i q} = W_{i p}
+          l += P[i * h + p] * -theta[i * h + q] + P[i * h + q] * theta[i * h + p];
+        for (int j = 0; j < b; ++j)  // (A V)_{p j} = V_{q j}, (A V)_{q j} = -V_{p j}
+          l -= P[v0() + p * b + j] * theta[v0() + q * b + j] - P[v0() + q * b + j] * theta[v0() + p * b + j];
+        out.push_back(l);
+      }
+    return out;
+  }
+  std::vector<double> start() const {
+    std::vector<double> theta(size());
+    RandomStream(6, Purpose::test).normals(0, 0, theta.data(), theta.size());
+    for (double& v : theta) v *= 0.5;
+    return theta;
+  }
+};
+
+double norm(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x * x;
+  return std::sqrt(s);
+}
+
+// Runs `steps` steps of optimizer `name` on the toy; returns the charges after every step.
+std::vector<std::vector<double>> charge_history(const std::string& name, const OptimizerSettings& s, int steps,
+                                                std::vector<double>* scale = nullptr) {
+  const Toy toy;
+  std::vector<double> theta = toy.start(), grad(toy.size());
+  auto opt = optimizers<double>().make(name, s, toy.size());
+  std::vector<std::vector<double>> out;
+  for (int k = 0; k < steps; ++k) {
+    const double f = toy.loss(theta.data(), grad.data());
+    opt->step(f, grad.data(), theta.data());
+    out.push_back(toy.charges(theta, opt->momentum()));
+    if (scale) scale->push_back(norm(theta) * norm(opt->momentum()));
+  }
+  return out;
+}
+
+TEST(Optimizers, Registry) {
+  EXPECT_EQ(optimizers<double>().names(), (std::vector<std::string>{"ecd", "ecdsep", "sgdm", "adamw"}));
+  try {
+    optimizers<float>().make("adam", OptimizerSettings{}, 4);
+    FAIL() << "no error for an unknown optimizer";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown optimizer 'adam' (known: ecd, ecdsep, sgdm, adamw)"),
+              std::string::npos);
+  }
+  OptimizerSettings s;
+  EXPECT_EQ(optimizers<float>().make("ecd", s, 10)->state_per_parameter(), 1u);
+  EXPECT_EQ(optimizers<float>().make("adamw", s, 10)->state_per_parameter(), 2u);
+}
+
+// One step from the formulas (theta = (1, -2, 0.5), g = (0.3, 0.4, -1.2), loss 3).
+TEST(Optimizers, FirstSteps) {
+  const std::vector<double> theta0{1, -2, 0.5}, g{0.3, 0.4, -1.2};
+  const double gn = norm(g);
+  auto first = [&](const std::string& name, const OptimizerSettings& s) {
+    std::vector<double> theta = theta0;
+    optimizers<double>().make(name, s, 3)->step(3.0, g.data(), theta.data());
+    return theta;
+  };
+  OptimizerSettings s;
+  s.lr = 0.7, s.eta = 4, s.F0 = -1;
+  // ECD from u = -g/|g|: the kick g - u (u . g) vanishes; theta moves by dt = lr / sqrt(eta) along -g/|g|.
+  std::vector<double> t = first("ecd", s);
+  for (int k = 0; k < 3; ++k) EXPECT_NEAR(t[k], theta0[k] - 0.35 * g[k] / gn, 1e-15);
+  // ECDSep: p = -lr eta g / (F - F0), theta += lr 2 p / (s + |p|^2).
+  s.s = 1.5;
+  t = first("ecdsep", s);
+  const double kick = 0.7 * 4 / 4.0, p2 = kick * kick * gn * gn;
+  for (int k = 0; k < 3; ++k) EXPECT_NEAR(t[k], theta0[k] - 0.7 * 2 * kick * g[k] / (1.5 + p2), 1e-15);
+  // SGDM, Nesterov, zero buffer: b = g, theta -= lr (g + mu g).
+  s.lr = 0.1, s.momentum = 0.9;
+  t = first("sgdm", s);
+  for (int k = 0; k < 3; ++k) EXPECT_NEAR(t[k], theta0[k] - 0.1 * 1.9 * g[k], 1e-15);
+  // AdamW: m^ = g, v^ = g^2: theta (1 - lr w) - lr g / (|g| + eps).
+  s.lr = 0.01, s.weight_decay = 0.1, s.adam_eps = 1e-8;
+  t = first("adamw", s);
+  for (int k = 0; k < 3; ++k)
+    EXPECT_NEAR(t[k], theta0[k] * (1 - 0.001) - 0.01 * g[k] / (std::abs(g[k]) + 1e-8), 1e-15);
+}
+
+TEST(Optimizers, ToyLossIsSymmetric) {
+  // The generators are symmetries: <grad F, delta_A theta> = 0 (to round-off).
+  const Toy toy;
+  std::vector<double> theta = toy.start(), grad(toy.size());
+  toy.loss(theta.data(), grad.data());
+  for (double l : toy.charges(theta, grad)) EXPECT_LT(std::abs(l), 1e-14 * norm(theta) * norm(grad));
+}
+
+TEST(Optimizers, EcdChargesStayZeroFromTheDefaultStart) {
+  OptimizerSettings s;
+  s.lr = 0.05, s.eta = 10, s.F0 = -1;
+  std::vector<double> scale;
+  const auto h = charge_history("ecd", s, 3000, &scale);
+  double worst = 0;
+  for (std::size_t k = 0; k < h.size(); ++k)
+    for (double l : h[k]) worst = std::max(worst, std::abs(l) / scale[k]);
+  std::printf("ECD from u = -g/|g|: max |l_A| / (|theta| |u|) over 3000 steps = %.2e\n", worst);
+  EXPECT_LT(worst, 1e-13);
+}
+
+// max over steps and generators of |l_A(t)/l_0(t) - l_A(0)/l_0(0)|.
+double ratio_drift(const std::vector<std::vector<double>>& h) {
+  double worst = 0;
+  for (const auto& l : h)
+    for (std::size_t a = 1; a < l.size(); ++a) worst = std::max(worst, std::abs(l[a] / l[0] - h[0][a] / h[0][0]));
+  return worst;
+}
+
+TEST(Optimizers, EcdChargeRatiosFromARandomStart) {
+  OptimizerSettings s;
+  s.lr = 0.05, s.eta = 10, s.F0 = -1, s.random_start = true;
+  // 200 steps: the common factor shrinks the charges (by 2000 steps they reach round-off, and their
+  // ratios then mean nothing).
+  const auto gh = charge_history("ecd", s, 200);
+  const double global = ratio_drift(gh);
+  // The authors' per-tensor projection (W and V blocks) and the velocity noise break the common factor.
+  OptimizerSettings t = s;
+  t.tensor_projection = true;
+  const Toy toy;
+  t.blocks = {{"W", 0, toy.v0()}, {"V", toy.v0(), toy.size() - toy.v0()}};
+  const double tensor = ratio_drift(charge_history("ecd", t, 200));
+  OptimizerSettings n = s;
+  n.nu = 0.1;
+  const double noisy = ratio_drift(charge_history("ecd", n, 200));
+  std::printf("ECD charge ratios over 200 steps from a random u (|l| from %.2e to %.2e): global projection %.2e, "
+              "per-tensor %.2e, global with nu = 0.1 %.2e\n", norm(gh.front()), norm(gh.back()), global, tensor, noisy);
+  EXPECT_LT(global, 1e-10);
+  EXPECT_GT(tensor, 1e-6);
+  EXPECT_GT(noisy, 1e-3);
+}
+
+TEST(Optimizers, EcdSepConservesEachCharge) {
+  OptimizerSettings s;
+  s.lr = 0.01, s.eta = 1, s.F0 = -1, s.random_start = true;
+  const auto h = charge_history("ecdsep", s, 3000);
+  double worst = 0;
+  for (const auto& l : h)
+    for (std::size_t a = 0; a < l.size(); ++a) worst = std::max(worst, std::abs(l[a] - h[0][a]) / norm(h[0]));
+  std::printf("ECDSep: max |l_A(t) - l_A(1)| / |l(1)| over 3000 steps = %.2e\n", worst);
+  EXPECT_LT(worst, 1e-12);
+}
+
+TEST(Optimizers, SgdmChargesDecayAdamWChargesAppear) {
+  OptimizerSettings s;
+  s.lr = 0.01, s.momentum = 0.95, s.initial_buffer = 0.1;
+  const auto sgdm = charge_history("sgdm", s, 400);
+  const double decay = norm(sgdm.back()) / norm(sgdm.front());
+  // Friction: the buffer's charge shrinks by mu a step (the gradient adds none).
+  std::printf("SGDM (mu = 0.95, random buffer): |l| after 400 steps / after 1 = %.2e (mu^399 = %.2e)\n", decay,
+              std::pow(0.95, 399));
+  EXPECT_LT(decay, 1e-6);
+  s.lr = 1e-3, s.weight_decay = 0;
+  std::vector<double> scale;
+  const auto adam = charge_history("adamw", s, 200, &scale);
+  double most = 0;
+  for (std::size_t k = 0; k < adam.size(); ++k) most = std::max(most, norm(adam[k]) / scale[k]);
+  std::printf("AdamW from m = 0: max |l| / (|theta| |m|) over 200 steps = %.2e\n", most);
+  EXPECT_GT(most, 1e-4);
+}
+
+// The authors' sombrero: F = (x^2 + y^2 - 1)^2 from (0.2, 0.5), 15000 ECD steps, lr 0.005, eta 5, F0 -1.
+// The charge of the rotations, J = (F - F0)^{-c} (x u_y - y u_x) with c = eta D / (2 (D - 1)) = 5, is zero
+// from the default start and stays at round-off with nu = 0; the velocity noise nu = 0.05 makes it wander.
+double sombrero_max_charge(double nu) {
+  OptimizerSettings s;
+  s.lr = 0.005, s.eta = 5, s.F0 = -1, s.nu = nu, s.seed = 42;
+  auto opt = optimizers<double>().make("ecd", s, 2);
+  double theta[2] = {0.2, 0.5}, most = 0;
+  for (int k = 0; k < 15000; ++k) {
+    const double r2 = theta[0] * theta[0] + theta[1] * theta[1];
+    const double f = (r2 - 1) * (r2 - 1), g[2] = {4 * (r2 - 1) * theta[0], 4 * (r2 - 1) * theta[1]};
+    opt->step(f, g, theta);
+    const auto& u = opt->momentum();
+    const double r2n = theta[0] * theta[0] + theta[1] * theta[1];
+    most = std::max(most, std::abs(std::pow((r2n - 1) * (r2n - 1) + 1, -5.0) * (theta[0] * u[1] - theta[1] * u[0])));
+  }
+  return most;
+}
+
+TEST(Optimizers, Sombrero) {
+  const double quiet = sombrero_max_charge(0), noisy = sombrero_max_charge(0.05);
+  std::printf("sombrero, 15000 ECD steps: max |J| = %.2e at nu = 0, %.3f at nu = 0.05\n", quiet, noisy);
+  EXPECT_LT(quiet, 1e-13);
+  EXPECT_GT(noisy, 0.1);
+}
+
+// Checkpoint: 40 steps, the state copied into a new optimizer, 40 more: the same bits as 80 in one go
+// (ECD with noise: the kicks are keyed by the step).
+TEST(Optimizers, StateResumesBitForBit) {
+  const Toy toy;
+  for (const std::string& name : optimizers<float>().names()) {
+    OptimizerSettings s;
+    s.lr = name == "adamw" ? 1e-3 : 0.01, s.eta = 10, s.F0 = -1, s.nu = 0.05, s.initial_buffer = 0.1;
+    s.random_start = name == "ecdsep";
+    auto run = [&](Optimizer<float>& opt, std::vector<float>& theta, int steps) {
+      std::vector<float> grad(theta.size());
+      for (int k = 0; k < steps; ++k) opt.step(toy.loss(theta.data(), grad.data()), grad.data(), theta.data());
+    };
+    std::vector<float> a(toy.size()), b;
+    const std::vector<double> start = toy.start();
+    std::copy(start.begin(), start.end(), a.begin());
+    b = a;
+    auto whole = optimizers<float>().make(name, s, toy.size());
+    run(*whole, a, 80);
+    auto first = optimizers<float>().make(name, s, toy.size());
+    run(*first, b, 40);
+    auto second = optimizers<float>().make(name, s, toy.size());
+    auto from = first->state_vectors();
+    auto to = second->state_vectors();
+    for (std::size_t i = 0; i < from.size(); ++i) *to[i].second = *from[i].second;
+    auto sf = first->state_scalars();
+    auto st = second->state_scalars();
+    for (std::size_t i = 0; i < sf.size(); ++i) *st[i].second = *sf[i].second;
+    run(*second, b, 40);
+    EXPECT_EQ(a, b) << name;
+    EXPECT_EQ(second->steps(), 80) << name;
+  }
+}
+
+}  // namespace
+}  // namespace tokdyn
