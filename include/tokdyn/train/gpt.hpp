@@ -1,0 +1,77 @@
+// The GPT-style decoder of tokdyn train (doc/science.md section 10.3): token and position embeddings,
+// L pre-LayerNorm blocks of multi-head causal attention (learned biases c_q, c_k, c_v; optional
+// symmetry-breaking biases b_Q, b_K, b_V added after the linear maps, shared by the heads of a layer)
+// and an MLP (GELU, or PReLU with learnable slopes), a final LayerNorm and the output tied to the token
+// embedding. Forward and backward by hand in plain loops over contiguous arrays (shapes in comments),
+// one sequence at a time; templated on the parameters' scalar, sums in double.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "tokdyn/train/optimizer.hpp"
+
+namespace tokdyn {
+
+struct GptConfig {
+  int vocab = 64;     // V
+  int context = 32;   // the longest sequence (rows of the position embedding)
+  int layers = 2;     // L
+  int heads = 2;      // H
+  int channels = 32;  // C = H d_h
+  bool prelu = false; // MLP activation: GELU (tanh form) or PReLU with one learnable slope per hidden unit
+  int hidden() const { return 4 * channels; }
+  int head_dim() const { return channels / heads; }
+};
+
+// Offsets of the tensors in the flat parameter vector, in this order.
+struct GptLayout {
+  struct Layer {
+    std::size_t ln1w, ln1b;    // [C], [C]
+    std::size_t qkvw, qkvb;    // [3C, C] rows: Q, K, V (head h: rows h d_h .. of each); [3C]: c_q, c_k, c_v
+    std::size_t projw, projb;  // W_O [C, C], [C]
+    std::size_t ln2w, ln2b;    // [C], [C]
+    std::size_t fcw, fcb;      // [4C, C], [4C]
+    std::size_t slope;         // [4C] PReLU slopes (absent for GELU: size 0)
+    std::size_t fcprojw, fcprojb;  // [C, 4C], [C]
+  };
+  std::size_t wte = 0, wpe = 0;  // [V, C], [context, C]
+  std::vector<Layer> layer;
+  std::size_t lnfw = 0, lnfb = 0;  // [C], [C]
+  std::size_t size = 0;
+  explicit GptLayout(const GptConfig& c);
+  // The tensors as the authors' GPT-2 groups them (for ECD's per-tensor projection): wte, wpe, and per
+  // layer ln_1 weight, bias, c_attn weight (Q, K, V), c_attn bias, c_proj weight, bias, ln_2, c_fc, (slopes),
+  // mlp c_proj; ln_f.
+  std::vector<ParameterBlock> blocks() const;
+};
+
+// The symmetry-breaking biases of one forward pass: b_Q, b_K, b_V [L, d_h] each (empty: none).
+struct SymmetryBiases {
+  std::vector<double> query, key, value;
+};
+
+template <class T>
+class Gpt {
+ public:
+  explicit Gpt(const GptConfig& c);
+  const GptConfig& config() const { return c_; }
+  const GptLayout& layout() const { return layout_; }
+  // The summed cross-entropy of next-token prediction over the positions of one sequence tokens [n]
+  // (targets [n], n <= context); when grad is not null, adds scale x its gradient into grad [size].
+  double sequence(const T* theta, const int* tokens, const int* targets, int n, const SymmetryBiases& biases,
+                  T* grad, double scale);
+
+ private:
+  GptConfig c_;
+  GptLayout layout_;
+  // Activations of one sequence, in double (reused): per layer the block's input, LayerNorm outputs,
+  // statistics and the attention and MLP intermediates.
+  struct Layer {
+    std::vector<double> x, ln1, mean1, rstd1, qkv, att, y, mid, ln2, mean2, rstd2, fc, act;
+  };
+  std::vector<Layer> acts_;
+  std::vector<double> out_, lnf_, meanf_, rstdf_, probs_;
+};
+
+}  // namespace tokdyn
