@@ -1,7 +1,8 @@
 // The GPT of train/ (doc/science.md section 10.3): its hand-written gradient against central differences
 // for every parameter tensor (GELU and PReLU, with and without the symmetry-breaking biases), float
-// against double, and the two exact facts about the biases: a key bias cancels in the softmax, and b_V
-// moves each head's output by W_O b_V (the same loss as adding W_O b_V to the projection's bias).
+// against double, the two exact facts about the biases (a key bias cancels in the softmax; b_V moves each
+// head's output by W_O b_V, the same loss as adding W_O b_V to the projection's bias) and the torque
+// identity of the rotations of each head.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -107,6 +108,70 @@ TEST(Gpt, KeyBiasCancelsValueBiasShiftsByWoBv) {
               keyed, valued, shifted);
   EXPECT_NEAR(valued, shifted, 1e-13 * valued);
   EXPECT_GT(std::abs(valued - plain), 1e-3);
+}
+
+}  // namespace
+}  // namespace tokdyn
+
+namespace tokdyn {
+namespace {
+
+// Torque identity (doc/science.md section 10.2): for a generator A = e_p e_q^T - e_q e_p^T of head h,
+// delta_QK theta rotates the head's rows of W_Q, W_K and its c_q, c_k by A; delta_VO rotates W_V, c_v by A
+// and takes -W_O A on the head's columns of W_O. Without biases <grad F, delta theta> = 0; with b_Q
+// (b_V) it equals -<sum_t dF/dq_t, A b_Q> (-<sum_t dF/dv_t, A b_V>), and sum_t dF/dq_t is the gradient of
+// the learned c_q (c_v) of the head, which sees q the same way. A key bias gives c_k no gradient at all.
+TEST(Gpt, TorqueIdentity) {
+  const GptConfig c = tiny(false);
+  Gpt<double> model(c);
+  const std::vector<double> theta = random_theta(model.layout(), 7);
+  const int C = c.channels, D = c.head_dim();
+  for (const int with : {0, 1}) {
+    const SymmetryBiases b = random_biases(c, with != 0, with != 0, with != 0);
+    std::vector<double> grad(theta.size(), 0.0);
+    model.sequence(theta.data(), kTokens, kTargets, 5, b, grad.data(), 1.0);
+    double gnorm = 0, worst = 0;
+    for (double g : grad) gnorm += g * g;
+    gnorm = std::sqrt(gnorm);
+    for (int l = 0; l < c.layers; ++l) {
+      const GptLayout::Layer& w = model.layout().layer[l];
+      for (int h = 0; h < c.heads; ++h)
+        for (int p = 0; p < D; ++p)
+          for (int q = p + 1; q < D; ++q) {
+            // A e_q = e_p, A e_p = -e_q: (A M)_{p .} = M_{q .}, (A M)_{q .} = -M_{p .}.
+            auto rotate_rows = [&](std::size_t base, int cols, std::vector<double>& delta) {
+              for (int k = 0; k < cols; ++k) {
+                delta[base + (h * D + p) * cols + k] += theta[base + (h * D + q) * cols + k];
+                delta[base + (h * D + q) * cols + k] -= theta[base + (h * D + p) * cols + k];
+              }
+            };
+            std::vector<double> qk(theta.size(), 0.0), vo(theta.size(), 0.0);
+            rotate_rows(w.qkvw, C, qk), rotate_rows(w.qkvw + C * C, C, qk);   // W_Q, W_K rows of head h
+            rotate_rows(w.qkvb, 1, qk), rotate_rows(w.qkvb + C, 1, qk);       // c_q, c_k
+            rotate_rows(w.qkvw + 2 * C * C, C, vo), rotate_rows(w.qkvb + 2 * C, 1, vo);  // W_V, c_v
+            for (int r = 0; r < C; ++r) {  // -(W_O A) on columns h D + p, h D + q: (W_O A)_{r p} = -W_O{r q}
+              vo[w.projw + r * C + h * D + p] += theta[w.projw + r * C + h * D + q];
+              vo[w.projw + r * C + h * D + q] -= theta[w.projw + r * C + h * D + p];
+            }
+            double tqk = 0, tvo = 0;
+            for (std::size_t k = 0; k < theta.size(); ++k) tqk += grad[k] * qk[k], tvo += grad[k] * vo[k];
+            // Predicted: -<grad c_{q,h}, A b_Q>, (A b)_p = b_q, (A b)_q = -b_p.
+            auto predicted = [&](std::size_t bias, const std::vector<double>& bvec) {
+              if (bvec.empty()) return 0.0;
+              const double* gb = &grad[bias + h * D];
+              return -(gb[p] * bvec[l * D + q] - gb[q] * bvec[l * D + p]);
+            };
+            const double pqk = predicted(w.qkvb, b.query), pvo = predicted(w.qkvb + 2 * C, b.value);
+            worst = std::max({worst, std::abs(tqk - pqk) / gnorm, std::abs(tvo - pvo) / gnorm});
+            if (with) EXPECT_GT(std::abs(pqk), 1e-6 * gnorm);  // the biases do exert a torque
+          }
+      if (with)
+        for (int e = 0; e < C; ++e) EXPECT_LT(std::abs(grad[w.qkvb + C + e]), 1e-12 * gnorm);  // c_k: no gradient
+    }
+    std::printf("torque identity %s: max |<grad, delta_A theta> - predicted| / |grad| = %.2e\n",
+                with ? "with b_Q, b_K, b_V" : "without biases", worst);
+    EXPECT_LT(worst, 1e-12);
+  }
 }
 
 }  // namespace
