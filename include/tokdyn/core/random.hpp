@@ -34,6 +34,7 @@ enum class Purpose : std::uint64_t {
   markov_init = 21,            // initial weights of the one-layer model (by matrix, row)
   ecd_noise = 22,              // the ECD velocity's random kicks z (by step)
   optimizer_start = 23,        // random initial velocities and momentum buffers (ECD, SGDM)
+  train_batches = 24,          // the offsets of the training sequences (by step, sequence)
   test = 1000,      // reserved for tests
 };
 

@@ -1,0 +1,34 @@
+// The data of tokdyn train (doc/science.md section 10.4): a tokenised text split by position into a
+// training and a validation part, sequences of n + 1 consecutive tokens (inputs and next-token targets)
+// at offsets drawn from the counter-based stream (seed, train_batches, step, sequence), and the
+// data-parallel loss and gradient of a batch: each rank takes its block of the batch's sequences, sums
+// their gradients in double, and one all-reduce gives every rank the mean.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "tokdyn/markov/sequences.hpp"
+#include "tokdyn/train/gpt.hpp"
+
+namespace tokdyn {
+
+struct TextSplit {
+  std::vector<int> train, validation;  // token ids; validation = the last fraction of the text
+};
+// InputError when either part is shorter than n + 1 tokens.
+TextSplit split_text(const TokenizedText& text, double validation_fraction, int n);
+
+// The offset of sequence b of step k in a part of `size` tokens: uniform in [0, size - n - 1].
+std::int64_t sequence_offset(std::uint64_t seed, std::int64_t step, std::int64_t b, std::int64_t size, int n);
+
+// Collective: the mean next-token cross-entropy over the B x n positions of step k's batch from `tokens`
+// (sequences b = 0..B-1 spread over the ranks in blocks) and, when grad [size] is not null, its gradient
+// (the same on every rank).
+template <class T>
+double batch_loss(Gpt<T>& model, const T* theta, const std::vector<int>& tokens, std::uint64_t seed, std::int64_t step,
+                  std::int64_t batch, int n, const SymmetryBiases& biases, T* grad, MPI_Comm comm);
+
+}  // namespace tokdyn

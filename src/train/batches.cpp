@@ -1,0 +1,62 @@
+#include "tokdyn/train/batches.hpp"
+
+#include <algorithm>
+
+#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/partition.hpp"
+#include "tokdyn/core/random.hpp"
+
+namespace tokdyn {
+
+TextSplit split_text(const TokenizedText& text, double validation_fraction, int n) {
+  if (!(validation_fraction > 0 && validation_fraction < 1))
+    throw InputError("the validation fraction must lie in (0, 1)");
+  const std::size_t total = text.tokens.size();
+  const std::size_t cut = total - static_cast<std::size_t>(validation_fraction * static_cast<double>(total));
+  TextSplit s;
+  s.train.assign(text.tokens.begin(), text.tokens.begin() + static_cast<std::ptrdiff_t>(cut));
+  s.validation.assign(text.tokens.begin() + static_cast<std::ptrdiff_t>(cut), text.tokens.end());
+  const std::size_t need = static_cast<std::size_t>(n) + 1;
+  if (s.train.size() < need || s.validation.size() < need)
+    throw InputError("the text's training part (" + std::to_string(s.train.size()) + " tokens) and validation part (" +
+                     std::to_string(s.validation.size()) + ") must each hold a sequence of " + std::to_string(need));
+  return s;
+}
+
+std::int64_t sequence_offset(std::uint64_t seed, std::int64_t step, std::int64_t b, std::int64_t size, int n) {
+  const std::int64_t range = size - n;  // offsets 0 .. size - n - 1
+  const double u = RandomStream(seed, Purpose::train_batches)
+                       .uniform4(static_cast<std::uint64_t>(step), static_cast<std::uint64_t>(b), 0)[0];  // (0, 1]
+  return std::min(range - 1, static_cast<std::int64_t>((1 - u) * static_cast<double>(range)));
+}
+
+template <class T>
+double batch_loss(Gpt<T>& model, const T* theta, const std::vector<int>& tokens, std::uint64_t seed, std::int64_t step,
+                  std::int64_t batch, int n, const SymmetryBiases& biases, T* grad, MPI_Comm comm) {
+  int rank = 0, ranks = 1;
+  TOKDYN_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  TOKDYN_MPI_CHECK(MPI_Comm_size(comm, &ranks));
+  const Partition part(batch, ranks);
+  const std::size_t size = model.layout().size;
+  // This rank's sum in double: [0] the loss, [1..] the gradient.
+  std::vector<double> sum(1 + (grad ? size : 0), 0.0);
+  std::vector<T> local(grad ? size : 0);
+  const double scale = 1.0 / (static_cast<double>(batch) * n);
+  for (std::int64_t b = part.begin(rank); b < part.begin(rank) + part.count(rank); ++b) {
+    const std::int64_t o = sequence_offset(seed, step, b, static_cast<std::int64_t>(tokens.size()), n);
+    std::fill(local.begin(), local.end(), T(0));
+    sum[0] += scale * model.sequence(theta, &tokens[o], &tokens[o + 1], n, biases, grad ? local.data() : nullptr,
+                                     scale);
+    for (std::size_t k = 0; k < local.size(); ++k) sum[1 + k] += local[k];
+  }
+  TOKDYN_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, sum.data(), static_cast<int>(sum.size()), MPI_DOUBLE, MPI_SUM, comm));
+  for (std::size_t k = 0; grad && k < size; ++k) grad[k] = static_cast<T>(sum[1 + k]);
+  return sum[0];
+}
+
+template double batch_loss<float>(Gpt<float>&, const float*, const std::vector<int>&, std::uint64_t, std::int64_t,
+                                  std::int64_t, int, const SymmetryBiases&, float*, MPI_Comm);
+template double batch_loss<double>(Gpt<double>&, const double*, const std::vector<int>&, std::uint64_t, std::int64_t,
+                                   std::int64_t, int, const SymmetryBiases&, double*, MPI_Comm);
+
+}  // namespace tokdyn
