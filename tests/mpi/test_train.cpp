@@ -36,10 +36,15 @@ TEST(Train, BatchGradientIsRankIndependent) {
   SymmetryBiases b;
   b.query.assign(static_cast<std::size_t>(c.layers) * c.head_dim(), 0.5);
   std::vector<double> grad(theta.size()), serial(theta.size());
-  const double loss = batch_loss(model, theta.data(), split.train, 1, 17, 7, c.context, b, grad.data(), MPI_COMM_WORLD);
-  const double one = batch_loss(model, theta.data(), split.train, 1, 17, 7, c.context, b, serial.data(), MPI_COMM_SELF);
+  const double loss =
+      batch_loss(model, theta.data(), split.train, 1, 17, 7, c.context, b, grad.data(), MPI_COMM_WORLD);
+  const double one =
+      batch_loss(model, theta.data(), split.train, 1, 17, 7, c.context, b, serial.data(), MPI_COMM_SELF);
   double diff = 0, size = 0;
-  for (std::size_t k = 0; k < grad.size(); ++k) diff = std::max(diff, std::abs(grad[k] - serial[k])), size = std::max(size, std::abs(serial[k]));
+  for (std::size_t k = 0; k < grad.size(); ++k) {
+    diff = std::max(diff, std::abs(grad[k] - serial[k]));
+    size = std::max(size, std::abs(serial[k]));
+  }
   EXPECT_NEAR(loss, one, 1e-12 * one);
   EXPECT_LT(diff, 1e-12 * size);
   // The same bits on every rank.
