@@ -56,6 +56,8 @@ DeckSchema power_schema();
 int run_power(const Comm& comm, const DeckSchema& schema, const RunRequest& request);
 DeckSchema markov_schema();
 int run_markov(const Comm& comm, const DeckSchema& schema, const RunRequest& request);
+DeckSchema train_schema();
+int run_train(const Comm& comm, const DeckSchema& schema, const RunRequest& request);
 DeckSchema bench_schema();
 int run_bench(const Comm& comm, const DeckSchema& schema, const RunRequest& request);
 DeckSchema weights_schema();

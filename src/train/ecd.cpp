@@ -19,7 +19,7 @@ namespace {
 template <class T>
 class Ecd : public Optimizer<T> {
  public:
-  Ecd(const OptimizerSettings& s, std::size_t n) : s_(s), u_(n), blocks_(s.blocks) {
+  Ecd(const OptimizerSettings& s, std::size_t n) : s_(s), u_(n), blocks_(s.blocks), gw_(n), z_(s.nu != 0 ? n : 0) {
     if (n < 2) throw InputError("ecd needs at least 2 parameters (c = eta D / (2 (D - 1)))");
     if (s.eta <= 0) throw InputError("ecd: eta must be positive");
     if (!s.tensor_projection || blocks_.empty()) blocks_ = {ParameterBlock{"all", 0, n}};
@@ -36,7 +36,7 @@ class Ecd : public Optimizer<T> {
     const std::size_t n = u_.size();
     const double D = static_cast<double>(n);
     const double dt = s_.lr / std::sqrt(s_.eta), nu = s_.nu / std::sqrt(D);
-    std::vector<double> gw(n);  // g~ = g + w theta
+    std::vector<double>& gw = gw_;  // g~ = g + w theta
     double q2 = 0;
     for (std::size_t k = 0; k < n; ++k) {
       gw[k] = static_cast<double>(g[k]) + s_.weight_decay * static_cast<double>(theta[k]);
@@ -60,7 +60,7 @@ class Ecd : public Optimizer<T> {
     const double norm = std::sqrt(p2_);
     if (nu != 0) {
       // A small random rotation of the direction at fixed |u|.
-      std::vector<double> z(n);
+      std::vector<double>& z = z_;
       RandomStream(s_.seed, Purpose::ecd_noise).normals(static_cast<std::uint64_t>(this->steps_), 0, z.data(), n);
       double m2 = 0;
       for (std::size_t k = 0; k < n; ++k) {
@@ -75,6 +75,7 @@ class Ecd : public Optimizer<T> {
   }
 
   const std::vector<T>& momentum() const override { return u_; }
+  double energy() const override { return p2_; }
   std::vector<std::pair<std::string, std::vector<T>*>> state_vectors() override { return {{"u", &u_}}; }
   std::vector<std::pair<std::string, double*>> state_scalars() override {
     return {{"steps", &this->steps_}, {"p2", &p2_}, {"started", &started_}};
@@ -100,6 +101,7 @@ class Ecd : public Optimizer<T> {
   OptimizerSettings s_;
   std::vector<T> u_;
   std::vector<ParameterBlock> blocks_;
+  std::vector<double> gw_, z_;  // g~ and the noise of a step (scratch, kept to allocate once)
   double p2_ = 1;       // |u|^2 after the last step
   double started_ = 0;  // 1 once u was set from the first gradient (a double: checkpointed with the scalars)
 };

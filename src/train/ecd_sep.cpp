@@ -37,18 +37,22 @@ class EcdSep : public Optimizer<T> {
       const double gk = static_cast<double>(g[k]) + s_.weight_decay * static_cast<double>(theta[k]);
       p_[k] = static_cast<T>(p_[k] - kick * gk);
     }
-    const double speed = 2 * s_.lr / (s_.s + dot(p_.data(), p_.data(), 0, n));
+    const double p2 = dot(p_.data(), p_.data(), 0, n);
+    const double speed = 2 * s_.lr / (s_.s + p2);
+    energy_ = s_.eta * std::log(excess) + std::log(s_.s + p2);
     for (std::size_t k = 0; k < n; ++k) theta[k] = static_cast<T>(theta[k] + speed * p_[k]);
     this->steps_ += 1;
   }
 
   const std::vector<T>& momentum() const override { return p_; }
+  double energy() const override { return energy_; }
   std::vector<std::pair<std::string, std::vector<T>*>> state_vectors() override { return {{"p", &p_}}; }
   std::vector<std::pair<std::string, double*>> state_scalars() override { return {{"steps", &this->steps_}}; }
 
  private:
   OptimizerSettings s_;
   std::vector<T> p_;
+  double energy_ = NAN;  // H at the last step (not checkpointed: a diagnostic of that step)
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "tokdyn/core/error.hpp"
+#include "tokdyn/train/matmul.hpp"
 
 namespace tokdyn {
 
@@ -99,54 +100,44 @@ void layernorm_backward(const double* dout, const double* x, const double* mean,
   }
 }
 
-// out [n, rows] = in [n, cols] W^T + b with W [rows, cols] (b may be null).
+// out [n, rows] = in [n, cols] W^T + b with W [rows, cols] (b may be null): W transposed into double
+// scratch, then the one tiled product.
 template <class T>
-void linear(const double* in, const T* W, const T* b, int n, int rows, int cols, double* out) {
-  for (int t = 0; t < n; ++t)
-    for (int r = 0; r < rows; ++r) {
-      double s = b ? static_cast<double>(b[r]) : 0.0;
-      const T* Wr = W + static_cast<std::size_t>(r) * cols;
-      const double* it = in + static_cast<std::size_t>(t) * cols;
-      for (int k = 0; k < cols; ++k) s += Wr[k] * it[k];
-      out[static_cast<std::size_t>(t) * rows + r] = s;
-    }
+void linear(const double* in, const T* W, const T* b, int n, int rows, int cols, double* out, GptScratch& s) {
+  s.w.resize(static_cast<std::size_t>(rows) * cols);
+  for (int r = 0; r < rows; ++r)
+    for (int k = 0; k < cols; ++k) s.w[static_cast<std::size_t>(k) * rows + r] = W[static_cast<std::size_t>(r) * cols + k];
+  if (b) s.bias.assign(b, b + rows);
+  matmul(in, s.w.data(), b ? s.bias.data() : nullptr, false, n, cols, rows, out);
 }
 
 // The backward of linear: din [n, cols] += dout W; dW [rows, cols] += scale dout^T in; db += scale sum dout.
 template <class T>
 void linear_backward(const double* dout, const double* in, const T* W, int n, int rows, int cols, double* din, T* dW,
-                     T* db, double scale) {
-  for (int t = 0; t < n; ++t)
-    for (int r = 0; r < rows; ++r) {
-      const double d = dout[static_cast<std::size_t>(t) * rows + r];
-      const T* Wr = W + static_cast<std::size_t>(r) * cols;
-      double* dit = din + static_cast<std::size_t>(t) * cols;
-      for (int k = 0; k < cols; ++k) dit[k] += d * Wr[k];
-    }
+                     T* db, double scale, GptScratch& s) {
+  const std::size_t size = static_cast<std::size_t>(rows) * cols;
+  s.w.assign(W, W + size);
+  matmul(dout, s.w.data(), nullptr, true, n, rows, cols, din);
   if (!dW) return;
+  s.transposed.resize(static_cast<std::size_t>(rows) * n);  // dout^T [rows, n]
+  for (int t = 0; t < n; ++t)
+    for (int r = 0; r < rows; ++r) s.transposed[static_cast<std::size_t>(r) * n + t] = dout[static_cast<std::size_t>(t) * rows + r];
+  s.product.resize(size);
+  matmul(s.transposed.data(), in, nullptr, false, rows, n, cols, s.product.data());
+  for (std::size_t i = 0; i < size; ++i) dW[i] = static_cast<T>(dW[i] + scale * s.product[i]);
+  if (!db) return;
   for (int r = 0; r < rows; ++r) {
-    T* dWr = dW + static_cast<std::size_t>(r) * cols;
     double sb = 0;
-    for (int k = 0; k < cols; ++k) {
-      double s = 0;
-      for (int t = 0; t < n; ++t) s += dout[static_cast<std::size_t>(t) * rows + r] * in[static_cast<std::size_t>(t) * cols + k];
-      dWr[k] = static_cast<T>(dWr[k] + scale * s);
-    }
-    if (db) {
-      for (int t = 0; t < n; ++t) sb += dout[static_cast<std::size_t>(t) * rows + r];
-      db[r] = static_cast<T>(db[r] + scale * sb);
-    }
+    for (int t = 0; t < n; ++t) sb += s.transposed[static_cast<std::size_t>(r) * n + t];
+    db[r] = static_cast<T>(db[r] + scale * sb);
   }
 }
 
-// GELU, tanh form (as GPT-2), and its derivative.
-double gelu(double x) {
-  const double k = std::sqrt(2 / M_PI);
-  return 0.5 * x * (1 + std::tanh(k * (x + 0.044715 * x * x * x)));
-}
-double gelu_grad(double x) {
-  const double k = std::sqrt(2 / M_PI), u = k * (x + 0.044715 * x * x * x), th = std::tanh(u);
-  return 0.5 * (1 + th) + 0.5 * x * (1 - th * th) * k * (1 + 3 * 0.044715 * x * x);
+// GELU, tanh form (as GPT-2): 0.5 x (1 + tanh u), u = k (x + 0.044715 x^3); its derivative from the same tanh.
+constexpr double kGeluK = 0.7978845608028654;  // sqrt(2 / pi)
+double gelu_tanh(double x) { return std::tanh(kGeluK * (x + 0.044715 * x * x * x)); }
+double gelu_grad(double x, double th) {
+  return 0.5 * (1 + th) + 0.5 * x * (1 - th * th) * kGeluK * (1 + 3 * 0.044715 * x * x);
 }
 
 }  // namespace
@@ -167,6 +158,7 @@ double Gpt<T>::sequence(const T* theta, const int* tokens, const int* targets, i
     a.qkv.assign(3 * nC, 0), a.att.assign(static_cast<std::size_t>(H) * n * n, 0), a.y.assign(nC, 0);
     a.mid.assign(nC, 0), a.ln2.assign(nC, 0), a.mean2.assign(n, 0), a.rstd2.assign(n, 0);
     a.fc.assign(static_cast<std::size_t>(n) * F, 0), a.act.assign(static_cast<std::size_t>(n) * F, 0);
+    a.tanh.assign(c_.prelu ? 0 : static_cast<std::size_t>(n) * F, 0);
   }
   out_.assign(nC, 0), lnf_.assign(nC, 0), meanf_.assign(n, 0), rstdf_.assign(n, 0);
   probs_.assign(static_cast<std::size_t>(n) * V, 0);
@@ -183,7 +175,7 @@ double Gpt<T>::sequence(const T* theta, const int* tokens, const int* targets, i
     const GptLayout::Layer& w = layout_.layer[l];
     Layer& a = acts_[l];
     layernorm(a.x.data(), theta + w.ln1w, theta + w.ln1b, n, C, a.ln1.data(), a.mean1.data(), a.rstd1.data());
-    linear(a.ln1.data(), theta + w.qkvw, theta + w.qkvb, n, 3 * C, C, a.qkv.data());  // [n, 3C]: q, k, v
+    linear(a.ln1.data(), theta + w.qkvw, theta + w.qkvb, n, 3 * C, C, a.qkv.data(), scratch_);  // [n, 3C]: q, k, v
     // The symmetry-breaking biases, the same d_h vector for every head.
     const std::vector<double>* added[3] = {&sb.query, &sb.key, &sb.value};
     for (int part = 0; part < 3; ++part)
@@ -214,25 +206,31 @@ double Gpt<T>::sequence(const T* theta, const int* tokens, const int* targets, i
           for (int e = 0; e < D; ++e) y[e] += row[j] * v[e];
         }
       }
-    linear(a.y.data(), theta + w.projw, theta + w.projb, n, C, C, a.mid.data());  // W_O y + b
+    linear(a.y.data(), theta + w.projw, theta + w.projb, n, C, C, a.mid.data(), scratch_);  // W_O y + b
     for (std::size_t i = 0; i < nC; ++i) a.mid[i] += a.x[i];                        // residual
     layernorm(a.mid.data(), theta + w.ln2w, theta + w.ln2b, n, C, a.ln2.data(), a.mean2.data(), a.rstd2.data());
-    linear(a.ln2.data(), theta + w.fcw, theta + w.fcb, n, F, C, a.fc.data());  // [n, 4C]
+    linear(a.ln2.data(), theta + w.fcw, theta + w.fcb, n, F, C, a.fc.data(), scratch_);  // [n, 4C]
     for (int t = 0; t < n; ++t)
       for (int j = 0; j < F; ++j) {
         const double u = a.fc[static_cast<std::size_t>(t) * F + j];
-        a.act[static_cast<std::size_t>(t) * F + j] = c_.prelu ? (u > 0 ? u : theta[w.slope + j] * u) : gelu(u);
+        const std::size_t i = static_cast<std::size_t>(t) * F + j;
+        if (c_.prelu) {
+          a.act[i] = u > 0 ? u : theta[w.slope + j] * u;
+        } else {
+          a.tanh[i] = gelu_tanh(u);
+          a.act[i] = 0.5 * u * (1 + a.tanh[i]);
+        }
       }
     double* next = l + 1 < L ? acts_[l + 1].x.data() : out_.data();
-    linear(a.act.data(), theta + w.fcprojw, theta + w.fcprojb, n, C, F, next);
+    linear(a.act.data(), theta + w.fcprojw, theta + w.fcprojb, n, C, F, next, scratch_);
     for (std::size_t i = 0; i < nC; ++i) next[i] += a.mid[i];
   }
   layernorm(out_.data(), theta + layout_.lnfw, theta + layout_.lnfb, n, C, lnf_.data(), meanf_.data(), rstdf_.data());
   // logits [n, V] = lnf wte^T (tied); the loss summed over the positions.
+  linear<T>(lnf_.data(), theta + layout_.wte, nullptr, n, V, C, probs_.data(), scratch_);
   double loss = 0;
   for (int t = 0; t < n; ++t) {
     double* p = &probs_[static_cast<std::size_t>(t) * V];
-    linear<T>(&lnf_[static_cast<std::size_t>(t) * C], theta + layout_.wte, nullptr, 1, V, C, p);
     const double mx = *std::max_element(p, p + V);
     double z = 0;
     for (int v = 0; v < V; ++v) z += (p[v] = std::exp(p[v] - mx));
@@ -245,10 +243,11 @@ double Gpt<T>::sequence(const T* theta, const int* tokens, const int* targets, i
   std::vector<double> dlnf(nC, 0.0), dx(nC, 0.0);
   for (int t = 0; t < n; ++t) probs_[static_cast<std::size_t>(t) * V + targets[t]] -= 1;
   linear_backward(probs_.data(), lnf_.data(), theta + layout_.wte, n, V, C, dlnf.data(), grad + layout_.wte,
-                  static_cast<T*>(nullptr), scale);
+                  static_cast<T*>(nullptr), scale, scratch_);
   layernorm_backward(dlnf.data(), out_.data(), meanf_.data(), rstdf_.data(), theta + layout_.lnfw, n, C, dx.data(),
                      grad + layout_.lnfw, grad + layout_.lnfb, scale);
   std::vector<double> dmid(nC), dact, dfc, dln(nC), dy(nC), dqkv(3 * nC);
+  scratch_.datt.resize(n);
   for (int l = L - 1; l >= 0; --l) {
     const GptLayout::Layer& w = layout_.layer[l];
     Layer& a = acts_[l];
@@ -256,7 +255,7 @@ double Gpt<T>::sequence(const T* theta, const int* tokens, const int* targets, i
     dmid = dx;
     dact.assign(static_cast<std::size_t>(n) * F, 0.0);
     linear_backward(dx.data(), a.act.data(), theta + w.fcprojw, n, C, F, dact.data(), grad + w.fcprojw,
-                    grad + w.fcprojb, scale);
+                    grad + w.fcprojb, scale, scratch_);
     dfc.assign(static_cast<std::size_t>(n) * F, 0.0);
     for (int t = 0; t < n; ++t)
       for (int j = 0; j < F; ++j) {
@@ -266,25 +265,25 @@ double Gpt<T>::sequence(const T* theta, const int* tokens, const int* targets, i
           dfc[i] = dact[i] * (u > 0 ? 1.0 : static_cast<double>(theta[w.slope + j]));
           if (u <= 0) grad[w.slope + j] = static_cast<T>(grad[w.slope + j] + scale * dact[i] * u);
         } else {
-          dfc[i] = dact[i] * gelu_grad(u);
+          dfc[i] = dact[i] * gelu_grad(u, a.tanh[i]);
         }
       }
     std::fill(dln.begin(), dln.end(), 0.0);
-    linear_backward(dfc.data(), a.ln2.data(), theta + w.fcw, n, F, C, dln.data(), grad + w.fcw, grad + w.fcb, scale);
+    linear_backward(dfc.data(), a.ln2.data(), theta + w.fcw, n, F, C, dln.data(), grad + w.fcw, grad + w.fcb, scale, scratch_);
     layernorm_backward(dln.data(), a.mid.data(), a.mean2.data(), a.rstd2.data(), theta + w.ln2w, n, C, dmid.data(),
                        grad + w.ln2w, grad + w.ln2b, scale);
     // mid = x + W_O y + b: dx = dmid (residual) + the attention path.
     dx = dmid;
     std::fill(dy.begin(), dy.end(), 0.0);
     linear_backward(dmid.data(), a.y.data(), theta + w.projw, n, C, C, dy.data(), grad + w.projw, grad + w.projb,
-                    scale);
+                    scale, scratch_);
     std::fill(dqkv.begin(), dqkv.end(), 0.0);
     for (int h = 0; h < H; ++h)
       for (int t = 0; t < n; ++t) {
         const double* row = &a.att[(static_cast<std::size_t>(h) * n + t) * n];
         const double* dyt = &dy[static_cast<std::size_t>(t) * C + h * D];
         // d att[t, j] = dy_t . v_j; softmax backward; then q, k and v.
-        std::vector<double> datt(t + 1);
+        double* datt = scratch_.datt.data();
         double mean = 0;
         for (int j = 0; j <= t; ++j) {
           const double* v = &a.qkv[static_cast<std::size_t>(j) * 3 * C + 2 * C + h * D];
@@ -305,7 +304,7 @@ double Gpt<T>::sequence(const T* theta, const int* tokens, const int* targets, i
       }
     std::fill(dln.begin(), dln.end(), 0.0);
     linear_backward(dqkv.data(), a.ln1.data(), theta + w.qkvw, n, 3 * C, C, dln.data(), grad + w.qkvw, grad + w.qkvb,
-                    scale);
+                    scale, scratch_);
     layernorm_backward(dln.data(), a.x.data(), a.mean1.data(), a.rstd1.data(), theta + w.ln1w, n, C, dx.data(),
                        grad + w.ln1w, grad + w.ln1b, scale);
   }

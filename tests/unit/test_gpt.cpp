@@ -163,10 +163,13 @@ TEST(Gpt, TorqueIdentity) {
             };
             const double pqk = predicted(w.qkvb, b.query), pvo = predicted(w.qkvb + 2 * C, b.value);
             worst = std::max({worst, std::abs(tqk - pqk) / gnorm, std::abs(tvo - pvo) / gnorm});
-            if (with) EXPECT_GT(std::abs(pqk), 1e-6 * gnorm);  // the biases do exert a torque
+            if (with) {
+              EXPECT_GT(std::abs(pqk), 1e-6 * gnorm);  // the biases do exert a torque
+            }
           }
-      if (with)
+      if (with) {
         for (int e = 0; e < C; ++e) EXPECT_LT(std::abs(grad[w.qkvb + C + e]), 1e-12 * gnorm);  // c_k: no gradient
+      }
     }
     std::printf("torque identity %s: max |<grad, delta_A theta> - predicted| / |grad| = %.2e\n",
                 with ? "with b_Q, b_K, b_V" : "without biases", worst);

@@ -35,6 +35,9 @@ enum class Purpose : std::uint64_t {
   ecd_noise = 22,              // the ECD velocity's random kicks z (by step)
   optimizer_start = 23,        // random initial velocities and momentum buffers (ECD, SGDM)
   train_batches = 24,          // the offsets of the training sequences (by step, sequence)
+  train_init = 25,             // the initial GPT parameters (by tensor)
+  symmetry_biases = 26,        // b_Q, b_K, b_V (by step, layer and kind)
+  alignment_null = 27,         // random directions of the key-bias alignment's null
   test = 1000,      // reserved for tests
 };
 

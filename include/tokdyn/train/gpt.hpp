@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "tokdyn/train/optimizer.hpp"
@@ -46,9 +47,24 @@ struct GptLayout {
   std::vector<ParameterBlock> blocks() const;
 };
 
+// The initial parameters (GPT-2's): weights N(0, std^2), the two projections into the residual stream
+// (W_O and the MLP's output) N(0, std^2 / (2 L)), biases 0, LayerNorm weights 1, PReLU slopes
+// N(prelu_mean, prelu_std^2) (the authors' code draws N(0.2, 1)); tensor k from the stream (seed,
+// train_init, k), so the start depends on the seed alone.
+struct GptInit {
+  double std = 0.02, prelu_mean = 0.2, prelu_std = 1.0;
+};
+template <class T>
+std::vector<T> initial_gpt(const GptConfig& c, const GptInit& init, std::uint64_t seed);
+
 // The symmetry-breaking biases of one forward pass: b_Q, b_K, b_V [L, d_h] each (empty: none).
 struct SymmetryBiases {
   std::vector<double> query, key, value;
+};
+
+// Reused double buffers of the products (weights converted and transposed, intermediate products).
+struct GptScratch {
+  std::vector<double> w, bias, transposed, product, datt;
 };
 
 template <class T>
@@ -68,10 +84,11 @@ class Gpt {
   // Activations of one sequence, in double (reused): per layer the block's input, LayerNorm outputs,
   // statistics and the attention and MLP intermediates.
   struct Layer {
-    std::vector<double> x, ln1, mean1, rstd1, qkv, att, y, mid, ln2, mean2, rstd2, fc, act;
+    std::vector<double> x, ln1, mean1, rstd1, qkv, att, y, mid, ln2, mean2, rstd2, fc, act, tanh;  // tanh: GELU's, kept for the backward
   };
   std::vector<Layer> acts_;
   std::vector<double> out_, lnf_, meanf_, rstdf_, probs_;
+  GptScratch scratch_;
 };
 
 }  // namespace tokdyn

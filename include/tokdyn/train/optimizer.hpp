@@ -6,6 +6,7 @@
 // every rank, and no communication here.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -51,6 +52,10 @@ class Optimizer {
   // The vector the charges are read from: the momentum conjugate to theta up to a common factor
   // (ECD: u; ECDSep: p; SGDM: the buffer; AdamW: its first moment) [n].
   virtual const std::vector<T>& momentum() const = 0;
+  // The optimizer's conserved energy after the last step, NaN for those without one. ECD: |u|^2 after the
+  // kick (the Hamiltonian of its metric in unit-speed variables: 1 for the continuous flow; the next step
+  // renormalises it); ECDSep: eta log(F~ - F0) + log(s + |p|^2) at the step's loss.
+  virtual double energy() const { return NAN; }
   // The state a checkpoint keeps (vectors of n and scalars), by name.
   virtual std::vector<std::pair<std::string, std::vector<T>*>> state_vectors() = 0;
   virtual std::vector<std::pair<std::string, double*>> state_scalars() = 0;

@@ -1,0 +1,305 @@
+// tokdyn train as a run state: step k of the run is a record, eval_every optimizer steps. Each step takes
+// batch sequences at offsets from (seed, step), biases from (seed, step), one all-reduce of the loss and
+// gradient, and the optimizer's update on every rank alike. A record adds the validation loss (the same
+// sequences each time, with the biases' means or the last draw), the EMAs, the gradient norm, the
+// optimizer's momentum and energy, and the charges of every head. The checkpoint holds the parameters,
+// the optimizer's state and the running summaries: a restart continues bit for bit.
+#include "train_run.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "tokdyn/core/error.hpp"
+#include "tokdyn/io/hdf5.hpp"
+#include "tokdyn/train/charges.hpp"
+#include "tokdyn/train/key_alignment.hpp"
+
+namespace tokdyn {
+
+namespace {
+
+// A token as it prints: control characters and blanks escaped.
+std::string printable(const std::string& token) {
+  if (token == "\n") return "\\n";
+  if (token == "\t") return "\\t";
+  if (token == " ") return "' '";
+  return token;
+}
+
+template <class T>
+class TrainRun : public RunState {
+ public:
+  TrainRun(const Comm& comm, const TrainParams& p, const TextSplit& split, const std::vector<std::string>& vocabulary)
+      : comm_(comm),
+        p_(p),
+        split_(split),
+        vocabulary_(vocabulary),
+        model_(p.model),
+        theta_(initial_gpt<T>(p.model, p.init, p.seed)),
+        grad_(theta_.size()),
+        optimizer_(optimizers<T>().make(p.optimizer, p.settings, theta_.size())),
+        step_loss_(p.eval_every),
+        step_grad_(p.eval_every) {}
+
+  std::int64_t steps() const override { return p_.records(); }
+  std::string unit() const override { return "record"; }
+  double work_per_step() const override {
+    return static_cast<double>(p_.eval_every * p_.batch) * p_.model.context;
+  }
+  std::string work_unit() const override { return "tokens"; }
+
+  void begin(RunFile& file) override {
+    const hid_t g = file.study_group("train");
+    std::string vocab;
+    for (const std::string& v : vocabulary_) vocab += v + "\n";
+    h5::write_attribute(g, "vocabulary", vocab);
+    h5::write_attribute(g, "parameters", static_cast<std::int64_t>(theta_.size()));
+    h5::write_attribute(g, "optimizer", p_.optimizer);
+    h5::write_attribute(g, "train_tokens", static_cast<std::int64_t>(split_.train.size()));
+    h5::write_attribute(g, "validation_tokens", static_cast<std::int64_t>(split_.validation.size()));
+    const std::size_t vectors = optimizer_->state_per_parameter();
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "%zu parameters; %s keeps %zu vector%s per parameter: %zu bytes per parameter with theta (%s)",
+                  theta_.size(), p_.optimizer.c_str(), vectors, vectors == 1 ? "" : "s", (1 + vectors) * sizeof(T),
+                  sizeof(T) == 4 ? "float" : "double");
+    comm_.print(line);
+    observe(0, file);
+  }
+
+  std::int64_t advance(std::int64_t k) override {
+    const double start = MPI_Wtime();
+    for (std::int64_t i = 0; i < p_.eval_every; ++i) {
+      const std::int64_t s = k * p_.eval_every + i;
+      const double loss = batch_loss(model_, theta_.data(), split_.train, p_.seed, s, p_.batch, p_.model.context,
+                                     training_biases(s), grad_.data(), comm_.get());
+      double g2 = 0;
+      for (T v : grad_) g2 += static_cast<double>(v) * static_cast<double>(v);
+      optimizer_->step(loss, grad_.data(), theta_.data());
+      step_loss_[i] = loss;
+      step_grad_[i] = std::sqrt(g2);
+      train_ema_ = p_.ema * loss + (1 - p_.ema) * train_ema_;
+    }
+    train_seconds_ += MPI_Wtime() - start;
+    trained_steps_ += p_.eval_every;
+    return k + 1;
+  }
+
+  std::string observe(std::int64_t k, RunFile& file) override {
+    double train = 0, grad_norm = NAN;
+    if (k == 0) {
+      // Before training: the loss of step 0's batch.
+      train = batch_loss(model_, theta_.data(), split_.train, p_.seed, std::int64_t(0), p_.batch, p_.model.context,
+                         training_biases(0), static_cast<T*>(nullptr), comm_.get());
+      train_ema_ = train;
+    } else {
+      for (double v : step_loss_) train += v / static_cast<double>(step_loss_.size());
+      grad_norm = step_grad_.back();
+      const hsize_t mine = comm_.root() ? 1 : 0, E = static_cast<hsize_t>(p_.eval_every);
+      h5::write_series_row(file.study_series("train", "step_loss", H5T_IEEE_F64LE, {E}), hsize_t(k - 1),
+                           H5T_NATIVE_DOUBLE, step_loss_.data(), 0, mine * E);
+      h5::write_series_row(file.study_series("train", "step_grad_norm", H5T_IEEE_F64LE, {E}), hsize_t(k - 1),
+                           H5T_NATIVE_DOUBLE, step_grad_.data(), 0, mine * E);
+    }
+    // Validation: the same sequences (step key -1) at every record.
+    const std::int64_t last = k * p_.eval_every - 1;
+    const SymmetryBiases eval = p_.eval_last && last >= 0 ? training_biases(last) : mean_biases(p_.biases, p_.model.layers);
+    const double val = batch_loss(model_, theta_.data(), split_.validation, p_.seed, std::int64_t(-1), p_.eval_sequences,
+                                  p_.model.context, eval, static_cast<T*>(nullptr), comm_.get());
+    val_ema_ = k == 0 ? val : p_.ema * val + (1 - p_.ema) * val_ema_;
+    if (!(val >= best_val_)) best_val_ = val, best_step_ = k * p_.eval_every;
+    last_val_ = val;
+    // The charges of every head, their size against |P| |theta| and the drift of their direction.
+    const std::vector<T>& P = optimizer_->momentum();
+    const std::vector<HeadCharges> q = head_charges(p_.model, model_.layout(), theta_.data(), P.data());
+    const std::size_t heads = q.size(), D = static_cast<std::size_t>(p_.model.head_dim());
+    std::vector<double> qk(heads * D * D), vo(heads * D * D), l;
+    for (std::size_t h = 0; h < heads; ++h) {
+      std::copy(q[h].qk.begin(), q[h].qk.end(), qk.begin() + h * D * D);
+      std::copy(q[h].vo.begin(), q[h].vo.end(), vo.begin() + h * D * D);
+    }
+    l = qk;
+    l.insert(l.end(), vo.begin(), vo.end());
+    double l2 = 0, p2 = 0, t2 = 0;
+    for (double v : l) l2 += v * v;
+    for (std::size_t i = 0; i < theta_.size(); ++i) {
+      p2 += static_cast<double>(P[i]) * static_cast<double>(P[i]);
+      t2 += static_cast<double>(theta_[i]) * static_cast<double>(theta_[i]);
+    }
+    const double relative = p2 > 0 ? std::sqrt(l2 / (2 * p2 * t2)) : 0.0;  // each charge appears twice in l
+    if (reference_.empty() && l2 > 0) reference_ = l;
+    double drift = NAN;  // sin of the angle between l and its first nonzero value
+    if (!reference_.empty() && l2 > 0) {
+      double r2 = 0, lr = 0;
+      for (std::size_t i = 0; i < l.size(); ++i) r2 += reference_[i] * reference_[i], lr += l[i] * reference_[i];
+      drift = std::sqrt(std::max(0.0, 1 - lr * lr / (l2 * r2)));
+      max_drift_ = std::max(max_drift_, drift);
+    }
+    max_relative_ = std::max(max_relative_, relative);
+    DiagnosticsRow row;
+    row.layer = k;
+    row.time = static_cast<double>(k * p_.eval_every);
+    row.scalars = {{"step", static_cast<double>(k * p_.eval_every)},
+                   {"tokens", static_cast<double>(k * p_.eval_every * p_.batch * p_.model.context)},
+                   {"train_loss", train},
+                   {"train_loss_ema", train_ema_},
+                   {"val_loss", val},
+                   {"val_loss_ema", val_ema_},
+                   {"grad_norm", grad_norm},
+                   {"momentum_norm2", p2},
+                   {"energy", optimizer_->energy()},
+                   {"charge_norm", std::sqrt(l2 / 2)},
+                   {"charge_relative", relative},
+                   {"charge_drift", drift}};
+    file.write_diagnostics(row);
+    const hsize_t mine = comm_.root() ? 1 : 0, H = heads;
+    h5::write_series_row(file.study_series("train", "charges_qk", H5T_IEEE_F64LE, {H, D, D}), hsize_t(k),
+                         H5T_NATIVE_DOUBLE, qk.data(), 0, mine * H);
+    h5::write_series_row(file.study_series("train", "charges_vo", H5T_IEEE_F64LE, {H, D, D}), hsize_t(k),
+                         H5T_NATIVE_DOUBLE, vo.data(), 0, mine * H);
+    char line[320];
+    std::snprintf(line, sizeof line,
+                  "step %lld/%lld: train %.4f (EMA %.4f), validation %.4f (EMA %.4f), |g| %.3g, charges %.2e of "
+                  "|P||theta|",
+                  static_cast<long long>(k * p_.eval_every), static_cast<long long>(p_.steps), train, train_ema_, val,
+                  val_ema_, grad_norm, relative);
+    comm_.print(line);
+    return std::isfinite(val) && std::isfinite(train) ? ""
+                                                       : "the loss is NaN or Inf at step " + std::to_string(k * p_.eval_every);
+  }
+
+  bool finite() const override {
+    for (T v : theta_)
+      if (!std::isfinite(v)) return false;
+    return true;
+  }
+  std::string nonfinite_message(std::int64_t k) const override {
+    return "NaN or Inf in the parameters after step " + std::to_string(k * p_.eval_every) + " (lower the learning rate)";
+  }
+
+  void save(CheckpointWriter& out) const override {
+    out.values("theta", std::vector<double>(theta_.begin(), theta_.end()));
+    for (const auto& [name, v] : optimizer_->state_vectors())
+      out.values("optimizer_" + name, std::vector<double>(v->begin(), v->end()));
+    for (const auto& [name, v] : optimizer_->state_scalars()) out.attribute("optimizer_" + name, *v);
+    const std::pair<const char*, double> scalars[] = {
+        {"train_ema", train_ema_},   {"val_ema", val_ema_},         {"best_val", best_val_},
+        {"last_val", last_val_},     {"max_drift", max_drift_},     {"max_relative", max_relative_},
+        {"best_step", static_cast<double>(best_step_)}};
+    for (const auto& [name, v] : scalars) out.attribute(name, v);
+    out.values("charge_reference", reference_);
+  }
+
+  void restore(const CheckpointReader& in, RunFile&) override {
+    const std::vector<double> theta = in.values("theta");
+    if (theta.size() != theta_.size())
+      throw InputError("the checkpoint holds " + std::to_string(theta.size()) + " parameters, this model " +
+                       std::to_string(theta_.size()));
+    std::copy(theta.begin(), theta.end(), theta_.begin());
+    for (const auto& [name, v] : optimizer_->state_vectors()) {
+      const std::vector<double> s = in.values("optimizer_" + name);
+      if (s.size() != v->size()) throw InputError("the checkpoint's optimizer state '" + name + "' has the wrong size");
+      std::copy(s.begin(), s.end(), v->begin());
+    }
+    for (const auto& [name, v] : optimizer_->state_scalars()) *v = in.real_attribute("optimizer_" + name);
+    train_ema_ = in.real_attribute("train_ema"), val_ema_ = in.real_attribute("val_ema");
+    best_val_ = in.real_attribute("best_val"), last_val_ = in.real_attribute("last_val");
+    max_drift_ = in.real_attribute("max_drift"), max_relative_ = in.real_attribute("max_relative");
+    best_step_ = static_cast<std::int64_t>(in.real_attribute("best_step"));
+    reference_ = in.values("charge_reference");
+  }
+
+  void finish(RunFile& file) override {
+    const hid_t g = file.study_group("train");
+    const double tokens = static_cast<double>(trained_steps_ * p_.batch * p_.model.context);
+    const double rate = train_seconds_ > 0 ? tokens / train_seconds_ : NAN;
+    const std::pair<const char*, double> results[] = {
+        {"final_val_loss", last_val_},     {"final_val_loss_ema", val_ema_}, {"min_val_loss", best_val_},
+        {"min_val_step", static_cast<double>(best_step_)},  {"final_train_loss_ema", train_ema_},
+        {"tokens_per_second", rate},        {"charge_relative_max", max_relative_}, {"charge_drift_max", max_drift_}};
+    for (const auto& [name, v] : results) h5::write_attribute(g, name, v);
+    char line[400];
+    std::snprintf(line, sizeof line,
+                  "validation loss: end %.4f raw, %.4f EMA (weight %g); lowest raw %.4f at step %lld; training loss "
+                  "EMA %.4f",
+                  last_val_, val_ema_, p_.ema, best_val_, static_cast<long long>(best_step_), train_ema_);
+    comm_.print(line);
+    std::snprintf(line, sizeof line,
+                  "charges: largest %.3e of |P||theta|, direction drift at most %.3e (sin of the angle to the first "
+                  "nonzero charges); training %.4g tokens/s on %d rank%s (forward + backward + step)",
+                  max_relative_, max_drift_, rate, comm_.size(), comm_.size() == 1 ? "" : "s");
+    comm_.print(line);
+    alignment(g);
+  }
+
+  double state_bytes() const override {
+    return 8.0 * static_cast<double>(theta_.size()) * static_cast<double>(1 + optimizer_->state_per_parameter());
+  }
+
+ private:
+  SymmetryBiases training_biases(std::int64_t step) const {
+    return p_.fixed_biases ? mean_biases(p_.biases, p_.model.layers)
+                           : sample_biases(p_.biases, p_.model.layers, p_.seed, step);
+  }
+
+  // cos(W_K e_t, mean b_Q) per head against its random-direction null.
+  void alignment(hid_t g) {
+    if (p_.alignment_direction.empty()) {
+      comm_.print("key-bias alignment: not measured (bias.query_mu is zero)");
+      return;
+    }
+    const std::vector<HeadAlignment> a =
+        key_bias_alignment(p_.model, theta_.data(), p_.alignment_direction, p_.alignment_null, p_.seed, p_.alignment_top);
+    const std::size_t V = vocabulary_.size();
+    std::vector<double> cos, table;
+    for (const HeadAlignment& h : a) {
+      cos.insert(cos.end(), h.cos.begin(), h.cos.end());
+      table.insert(table.end(), {h.mean_cos, h.null_mean, h.null_std, h.p_value});
+    }
+    h5::write_vector(g, "alignment_cos", cos, comm_.get(), {a.size(), V});
+    h5::write_vector(g, "alignment", table, comm_.get(), {a.size(), 4});
+    h5::write_attribute(g, "alignment_columns", std::string("mean cos, null mean, null std, p-value"));
+    comm_.print("key-bias alignment cos(W_K e_t, mean b_Q) over the vocabulary, against " +
+                std::to_string(p_.alignment_null) + " random directions:");
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      const HeadAlignment& h = a[i];
+      std::string top;
+      for (int t : h.top) {
+        char item[64];
+        std::snprintf(item, sizeof item, " %s %+.2f", printable(vocabulary_[t]).c_str(), h.cos[t]);
+        top += item;
+      }
+      char line[512];
+      std::snprintf(line, sizeof line, "  layer %zu head %zu: mean cos %+.3f, null %+.3f +- %.3f, p = %.3g%s; largest:%s",
+                    i / p_.model.heads, i % p_.model.heads, h.mean_cos, h.null_mean, h.null_std, h.p_value,
+                    h.p_value < 0.01 ? " (far from the null)" : "", top.c_str());
+      comm_.print(line);
+    }
+  }
+
+  const Comm& comm_;
+  const TrainParams& p_;
+  const TextSplit& split_;
+  const std::vector<std::string>& vocabulary_;
+  Gpt<T> model_;
+  std::vector<T> theta_, grad_;
+  std::unique_ptr<Optimizer<T>> optimizer_;
+  std::vector<double> step_loss_, step_grad_;  // of the steps since the last record
+  std::vector<double> reference_;              // the first nonzero charges (qk then vo of every head)
+  double train_ema_ = NAN, val_ema_ = NAN, best_val_ = INFINITY, last_val_ = NAN, max_drift_ = 0, max_relative_ = 0;
+  std::int64_t best_step_ = 0, trained_steps_ = 0;
+  double train_seconds_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<RunState> make_train_run(const Comm& comm, const TrainParams& p, const TextSplit& split,
+                                         const std::vector<std::string>& vocabulary) {
+  if (p.single) return std::make_unique<TrainRun<float>>(comm, p, split, vocabulary);
+  return std::make_unique<TrainRun<double>>(comm, p, split, vocabulary);
+}
+
+}  // namespace tokdyn

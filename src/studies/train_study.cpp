@@ -1,0 +1,228 @@
+#include "tokdyn/studies/train_study.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+#include "tokdyn/core/error.hpp"
+#include "tokdyn/run/keys.hpp"
+#include "train_run.hpp"
+
+namespace tokdyn {
+
+DeckSchema TrainStudy::schema() {
+  DeckSchema s;
+  add_run_keys(s, "train.h5");
+  s.add_choice("train.data", "text", {"text", "markov"}, "training data: a text file, or a sample path of a Markov chain");
+  s.add_file("train.text_file", "", "text: a UTF-8 file");
+  s.add_choice("train.tokenizer", "chars", {"chars", "bytes"}, "text: tokens are characters or bytes");
+  s.add_real("train.validation", 0.1, "the last fraction of the tokens held out for validation", 0.0, 1.0, true);
+  s.add_text("train.markov_pi", "0.4, 0.3, 0.2, 0.1", "markov: stationary law pi (comma list; the vocabulary is its length)");
+  s.add_real("train.markov_lambda", 0.5, "markov: probability of repeating the last token", 0.0, 1.0);
+  s.add_int("train.markov_tokens", 200000, "markov: length of the sample path (from the seed)", 2);
+  s.add_int("train.steps", 1000, "optimizer steps", 1);
+  s.add_int("train.batch", 8, "sequences per step (spread over the ranks)", 1);
+  s.add_int("train.context", 64, "tokens per sequence n (the model's context)", 1, 1 << 16);
+  s.add_int("train.eval_every", 50, "steps per record (validation loss, charges; train.steps must be a multiple)", 1);
+  s.add_int("train.eval_sequences", 32, "validation sequences (the same ones at every record)", 1);
+  s.add_real("train.ema", 0.1, "weight of the newest value in the smoothed (EMA) losses", 0.0, 1.0, true);
+  s.add_choice("train.eval_biases", "means", {"means", "last"},
+               "validation with the biases' means, or with the last training step's sampled biases (the authors' code)");
+  s.add_choice("train.optimizer", "ecd", {"ecd", "ecdsep", "sgdm", "adamw"}, "the optimizer");
+  s.add_choice("train.precision", "float", {"float", "double"}, "parameters, gradient and optimizer state (sums in double)");
+  s.add_int("train.alignment_null", 1000, "random directions of the key-bias alignment's null", 1);
+  s.add_int("train.alignment_top", 8, "tokens listed per head by largest |cos(W_K e_t, mean b_Q)|", 1);
+  s.add_int("model.layers", 2, "transformer blocks L", 1, 1024);
+  s.add_int("model.heads", 4, "attention heads H per block", 1, 1024);
+  s.add_int("model.channels", 64, "width C = H d_h", 1, 1 << 16);
+  s.add_choice("model.mlp", "gelu", {"gelu", "prelu"}, "MLP activation: GELU (tanh form) or PReLU with learnable slopes");
+  s.add_real("model.init_std", 0.02, "standard deviation of the initial weights (GPT-2's)", 0.0);
+  s.add_real("model.prelu_mean", 0.2, "prelu: mean of the initial slopes", -1e6, 1e6);
+  s.add_real("model.prelu_std", 1.0, "prelu: standard deviation of the initial slopes (the authors' code: 1)", 0.0);
+  s.add_real("ecd.lr", 1.0, "ECD: step scale (dt = lr / sqrt(eta))", 0.0, 1e6, true);
+  s.add_real("ecd.eta", 100.0, "ECD: concentration eta", 0.0, 1e12, true);
+  s.add_real("ecd.F0", 2.0, "ECD: loss offset F0 (below the loss: the kick divides by F - F0)", -1e12, 1e12);
+  s.add_real("ecd.nu", 0.0, "ECD: bounce amplitude nu (random rotations of u; 0: none)", 0.0);
+  s.add_real("ecd.eps1", 1e-10, "ECD: |1 - |u|^2| below which u is not renormalised", 0.0);
+  s.add_real("ecd.eps2", 1e-40, "ECD: steps with F - F0 below this change nothing", 0.0);
+  s.add_real("ecd.weight_decay", 0.0, "ECD: w |theta|^2 / 2 added to the loss", 0.0);
+  s.add_choice("ecd.projection", "global", {"global", "tensor"},
+               "ECD: u . g over the whole vector (conserves the charges) or per tensor as the authors' code");
+  s.add_choice("ecd.start", "gradient", {"gradient", "random"}, "ECD: u(0) = -g/|g| or a random unit vector");
+  s.add_real("ecdsep.lr", 0.01, "ECDSep: step", 0.0, 1e6, true);
+  s.add_real("ecdsep.eta", 1.0, "ECDSep: eta", 0.0, 1e12, true);
+  s.add_real("ecdsep.F0", 0.0, "ECDSep: loss offset F0", -1e12, 1e12);
+  s.add_real("ecdsep.s", 1.0, "ECDSep: s in log(s + |p|^2)", 0.0, 1e12, true);
+  s.add_real("ecdsep.weight_decay", 0.0, "ECDSep: w |theta|^2 / 2 added to the loss", 0.0);
+  s.add_real("sgdm.lr", 0.03, "SGDM: learning rate", 0.0, 1e6, true);
+  s.add_real("sgdm.momentum", 0.95, "SGDM: momentum", 0.0, 1.0);
+  s.add_bool("sgdm.nesterov", true, "SGDM: Nesterov momentum");
+  s.add_real("sgdm.initial_buffer", 0.0, "SGDM: standard deviation of a random initial buffer (0: zeros)", 0.0);
+  s.add_real("sgdm.weight_decay", 0.0, "SGDM: L2 weight decay", 0.0);
+  s.add_real("adamw.lr", 1e-4, "AdamW: learning rate", 0.0, 1e6, true);
+  s.add_real("adamw.beta1", 0.9, "AdamW: beta1", 0.0, 1.0);
+  s.add_real("adamw.beta2", 0.95, "AdamW: beta2", 0.0, 1.0);
+  s.add_real("adamw.eps", 1e-8, "AdamW: epsilon", 0.0, 1.0, true);
+  s.add_real("adamw.weight_decay", 0.01, "AdamW: decoupled weight decay", 0.0);
+  const char* kinds[3][4] = {{"query", "0.5", "0.05..0.15", "b_Q"}, {"key", "0.3", "0.12..0.08", "b_K"},
+                             {"value", "0.5", "0.05", "b_V"}};
+  for (const auto& k : kinds) {
+    const std::string kind = k[0], name = k[3];
+    s.add_bool("bias." + kind, false, name + ": add a symmetry-breaking bias to every head's " + kind + "s");
+    s.add_text("bias." + kind + "_mu", k[1], name + ": mean (1 or d_h values, or a..b spaced evenly)");
+    s.add_text("bias." + kind + "_sigma", k[2], name + ": standard deviation (1 or d_h values, or a..b)");
+  }
+  s.add_choice("bias.sampling", "resample", {"resample", "mean"},
+               "resample: a fresh draw per layer and step; mean: b = mu at every pass (rotations fixing mu stay symmetries)");
+  return s;
+}
+
+TrainParams train_params(const Deck& deck) {
+  TrainParams p;
+  p.data = deck.get_text("train.data");
+  p.text_file = deck.get_text("train.text_file");
+  p.tokenizer = deck.get_text("train.tokenizer");
+  if (p.data == "text" && p.text_file.empty()) throw InputError("train.data = text needs train.text_file");
+  p.validation = deck.get_real("train.validation");
+  p.chain.pi = parse_real_list("train.markov_pi", deck.get_text("train.markov_pi"));
+  p.chain.d = static_cast<int>(p.chain.pi.size());
+  p.chain.lam = deck.get_real("train.markov_lambda");
+  if (p.data == "markov") check_chain(p.chain);
+  p.markov_tokens = deck.get_int("train.markov_tokens");
+  p.steps = deck.get_int("train.steps");
+  p.batch = deck.get_int("train.batch");
+  p.eval_every = deck.get_int("train.eval_every");
+  p.eval_sequences = deck.get_int("train.eval_sequences");
+  if (p.steps % p.eval_every != 0)
+    throw InputError("train.steps = " + std::to_string(p.steps) + " must be a multiple of train.eval_every = " +
+                     std::to_string(p.eval_every));
+  p.ema = deck.get_real("train.ema");
+  p.eval_last = deck.get_text("train.eval_biases") == "last";
+  p.optimizer = deck.get_text("train.optimizer");
+  p.single = deck.get_text("train.precision") == "float";
+  p.alignment_null = static_cast<int>(deck.get_int("train.alignment_null"));
+  p.alignment_top = static_cast<int>(deck.get_int("train.alignment_top"));
+  p.seed = static_cast<std::uint64_t>(deck.get_int("run.seed"));
+  GptConfig& m = p.model;
+  m.context = static_cast<int>(deck.get_int("train.context"));
+  m.layers = static_cast<int>(deck.get_int("model.layers"));
+  m.heads = static_cast<int>(deck.get_int("model.heads"));
+  m.channels = static_cast<int>(deck.get_int("model.channels"));
+  m.prelu = deck.get_text("model.mlp") == "prelu";
+  if (m.channels % m.heads != 0)
+    throw InputError("model.channels = " + std::to_string(m.channels) + " must be a multiple of model.heads = " +
+                     std::to_string(m.heads));
+  p.init.std = deck.get_real("model.init_std");
+  p.init.prelu_mean = deck.get_real("model.prelu_mean");
+  p.init.prelu_std = deck.get_real("model.prelu_std");
+  // The optimizer's settings from its own section.
+  OptimizerSettings& o = p.settings;
+  const std::string& name = p.optimizer;
+  o.seed = p.seed;
+  o.lr = deck.get_real(name + ".lr");
+  o.weight_decay = deck.get_real(name + ".weight_decay");
+  if (name == "ecd" || name == "ecdsep") {
+    o.eta = deck.get_real(name + ".eta");
+    o.F0 = deck.get_real(name + ".F0");
+  }
+  if (name == "ecd") {
+    o.nu = deck.get_real("ecd.nu");
+    o.eps1 = deck.get_real("ecd.eps1");
+    o.eps2 = deck.get_real("ecd.eps2");
+    o.tensor_projection = deck.get_text("ecd.projection") == "tensor";
+    o.random_start = deck.get_text("ecd.start") == "random";
+  }
+  if (name == "ecdsep") o.s = deck.get_real("ecdsep.s");
+  if (name == "sgdm") {
+    o.momentum = deck.get_real("sgdm.momentum");
+    o.nesterov = deck.get_bool("sgdm.nesterov");
+    o.initial_buffer = deck.get_real("sgdm.initial_buffer");
+  }
+  if (name == "adamw") {
+    o.beta1 = deck.get_real("adamw.beta1");
+    o.beta2 = deck.get_real("adamw.beta2");
+    o.adam_eps = deck.get_real("adamw.eps");
+  }
+  // The biases (d_h is known from the model).
+  const int dh = m.channels / m.heads;
+  BiasLaw* laws[3] = {&p.biases.query, &p.biases.key, &p.biases.value};
+  const char* kinds[3] = {"query", "key", "value"};
+  for (int i = 0; i < 3; ++i) {
+    const std::string k = std::string("bias.") + kinds[i];
+    laws[i]->on = deck.get_bool(k);
+    laws[i]->mu = parse_head_vector(k + "_mu", deck.get_text(k + "_mu"), dh);
+    laws[i]->sigma = parse_head_vector(k + "_sigma", deck.get_text(k + "_sigma"), dh);
+    for (double v : laws[i]->sigma)
+      if (v < 0) throw InputError("deck key '" + k + "_sigma': a negative standard deviation");
+  }
+  p.fixed_biases = deck.get_text("bias.sampling") == "mean";
+  // The alignment is measured against bias.query_mu whether or not b_Q is on (a run without it is the control).
+  p.alignment_direction = p.biases.query.mu;
+  double norm = 0;
+  for (double v : p.alignment_direction) norm += v * v;
+  if (!(norm > 0)) p.alignment_direction.clear();
+  return p;
+}
+
+TrainStudy::TrainStudy(const Comm& comm, const Deck& deck) : comm_(comm), params_(train_params(deck)) {
+  if (params_.data == "text") {
+    text_ = tokenize_text(params_.text_file, params_.tokenizer == "bytes");
+  } else {
+    // One sample path of the chain (x_1 ~ pi), from the seed.
+    text_.tokens = sample_sequence(params_.chain, params_.markov_tokens - 1, params_.seed, 0);
+    for (int t = 0; t < params_.chain.d; ++t) text_.vocabulary.push_back(std::to_string(t));
+  }
+  params_.model.vocab = static_cast<int>(text_.vocabulary.size());
+  split_ = split_text(text_, params_.validation, params_.model.context);
+  if (params_.settings.tensor_projection) params_.settings.blocks = GptLayout(params_.model).blocks();
+}
+
+TrainStudy::~TrainStudy() = default;
+
+MemoryEstimate TrainStudy::memory() const {
+  const double D = static_cast<double>(GptLayout(params_.model).size), bytes = params_.single ? 4 : 8;
+  const double state = params_.optimizer == "adamw" ? 2 : 1;
+  const GptConfig& m = params_.model;
+  const double n = m.context, C = m.channels;
+  MemoryEstimate memory;
+  memory.add("parameters, gradient and optimizer state [D] x " + std::to_string(2 + static_cast<int>(state)),
+             (2 + state) * D * bytes);
+  memory.add("the batch's gradient sum in double [D]", 8 * D);
+  memory.add("activations of one sequence (double)",
+             8 * (m.layers * (n * C * 11 + m.heads * n * n + 2 * n * 4 * C) + n * m.vocab));
+  memory.add("the tokens", 4.0 * static_cast<double>(split_.train.size() + split_.validation.size()));
+  return memory;
+}
+
+RunState& TrainStudy::setup() {
+  state_ = make_train_run(comm_, params_, split_, text_.vocabulary);
+  return *state_;
+}
+
+std::string TrainStudy::banner() const {
+  const GptConfig& m = params_.model;
+  const OptimizerSettings& o = params_.settings;
+  std::string bias;
+  const std::pair<const char*, const BiasLaw*> laws[] = {
+      {"b_Q", &params_.biases.query}, {"b_K", &params_.biases.key}, {"b_V", &params_.biases.value}};
+  for (const auto& [name, law] : laws)
+    if (law->on) bias += std::string(bias.empty() ? "" : " + ") + name;
+  char ecd[96] = "";
+  if (params_.optimizer == "ecd")
+    std::snprintf(ecd, sizeof ecd, ", eta %g, F0 %g, nu %g%s", o.eta, o.F0, o.nu,
+                  o.tensor_projection ? ", per-tensor projection" : "");
+  const std::string data =
+      params_.data == "text" ? "text '" + params_.text_file + "'" : "a Markov chain's path";
+  const std::string symmetry =
+      bias.empty() ? "symmetric (no biases)" : bias + (params_.fixed_biases ? " fixed at the means" : " resampled");
+  char line[640];
+  std::snprintf(line, sizeof line,
+                "tokdyn train: %s (%zu train / %zu validation tokens, vocabulary %d), GPT L = %d, H = %d, C = %d, %s, "
+                "context %d; %s lr %g%s; %s; %lld steps of %lld sequences, %s",
+                data.c_str(), split_.train.size(), split_.validation.size(), m.vocab, m.layers, m.heads, m.channels,
+                m.prelu ? "PReLU" : "GELU", m.context, params_.optimizer.c_str(), o.lr, ecd, symmetry.c_str(),
+                static_cast<long long>(params_.steps), static_cast<long long>(params_.batch),
+                params_.single ? "float" : "double");
+  return line;
+}
+
+}  // namespace tokdyn
