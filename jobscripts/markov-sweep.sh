@@ -18,19 +18,9 @@ case "$kind" in eps|delta) ;; *) echo "markov-sweep.sh: the swept parameter must
 [ -f "$deck" ] || { echo "markov-sweep.sh: no deck '$deck'" >&2; exit 2; }
 IFS=, read -r -a list <<< "$values"
 [ "${#list[@]}" -ge 2 ] || { echo "markov-sweep.sh: give at least two values (a comma list), not '$values'" >&2; exit 2; }
-sbatch_options=()
-if [[ " $* " == *" -- "* ]]; then
-  while [ "$1" != "--" ]; do sbatch_options+=("$1"); shift; done
-  shift
-fi
 here=$(cd "$(dirname "$0")" && pwd)
-export TOKDYN_SRC=${TOKDYN_SRC:-$(dirname "$here")}
-deck=$(realpath "$deck")
-mkdir -p "$outdir"
-outdir=$(realpath "$outdir")
-sweep=$(sbatch --parsable "${sbatch_options[@]}" --array=0-$((${#list[@]} - 1)) --output="$outdir/$kind-%A_%a.out" \
-  "$here/markov.sbatch" "$deck" "$outdir" "$kind" "$values" "$@")
-sweep=${sweep%%;*}
-fit=$(sbatch --parsable "${sbatch_options[@]}" --dependency=afterok:"$sweep" --output="$outdir/fit-%j.out" \
-  "$here/focus-dilution.sbatch" "$outdir" "$outdir/focus-dilution-$kind")
-echo "sweep $sweep fit ${fit%%;*}"
+source "$here/lib-sweep.sh"
+split_sbatch_options "$@"
+sweep_paths "$deck" "$outdir"
+submit_with_summary "${#list[@]}" "$outdir" "$kind" "$here/markov.sbatch" "$here/focus-dilution.sbatch" \
+  "$outdir/focus-dilution-$kind" "$deck" "$outdir" "$kind" "$values" "${task_arguments[@]}"

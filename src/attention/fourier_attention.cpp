@@ -7,6 +7,7 @@
 #include "tokdyn/pairs/energy.hpp"
 #include "tokdyn/pairs/masses.hpp"
 #include "tokdyn/core/error.hpp"
+#include "tokdyn/core/vector_clones.hpp"
 
 namespace tokdyn {
 namespace {
@@ -30,13 +31,8 @@ std::int64_t global_count(MPI_Comm comm, std::int64_t n_local) {
   return n;
 }
 
-// The two O(N p) kernels, compiled for several x86 vector widths and chosen at load time (as in
-// softmax_kernels.cpp); FP contraction is off and the lanes are independent, so every variant gives the same bits.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define TOKDYN_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define TOKDYN_VECTOR_CLONES
-#endif
+// The two O(N p) kernels, compiled for several x86 vector widths and chosen at load time
+// (core/vector_clones.hpp); the lanes are independent, so every variant gives the same bits.
 
 // lanes [terms, 2, kLanes] += partial sums of w_j Re/Im e^{i n phi_j}, lane = j mod kLanes.
 TOKDYN_VECTOR_CLONES void fourier_moment_lanes(std::int64_t n_local, const double* x, const double* masses, int terms,

@@ -151,9 +151,9 @@ SequenceItems sample_items(const MarkovChain& chain, std::int64_t s, std::int64_
   return items;
 }
 
-TokenizedText tokenize_text(const std::string& path, bool bytes) {
+TokenizedText tokenize_text(const std::string& path, bool bytes, const std::string& key) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError("text file '" + path + "' (markov.text_file) cannot be opened");
+  if (!in) throw InputError(key + " '" + path + "' cannot be opened");
   const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::vector<std::string> symbols;  // per position
   for (std::size_t k = 0; k < data.size();) {

@@ -316,7 +316,7 @@ class MarkovRun : public RunState {
 
 MarkovStudy::MarkovStudy(const Comm& comm, const Deck& deck) : comm_(comm), params_(markov_params(deck)) {
   if (params_.data == "text") {
-    text_ = tokenize_text(params_.text_file, params_.tokenizer == "bytes");
+    text_ = tokenize_text(params_.text_file, params_.tokenizer == "bytes", "markov.text_file");
     params_.shape.d = static_cast<int>(text_.vocabulary.size());
     items_ = text_windows(text_, params_.s, params_.stride);
     if (items_ == 0)

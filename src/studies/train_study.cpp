@@ -23,7 +23,8 @@ DeckSchema TrainStudy::schema() {
   s.add_int("train.batch", 8, "sequences per step (spread over the ranks)", 1);
   s.add_int("train.context", 64, "tokens per sequence n (the model's context)", 1, 1 << 16);
   s.add_int("train.eval_every", 50, "steps per record (validation loss, charges; train.steps must be a multiple)", 1);
-  s.add_int("train.eval_sequences", 32, "validation sequences (the same ones at every record)", 1);
+  s.add_int("train.eval_sequences", 32,
+            "validation sequences, evenly spaced over the validation part (the same at every record and seed)", 1);
   s.add_real("train.ema", 0.1, "weight of the newest value in the smoothed (EMA) losses", 0.0, 1.0, true);
   s.add_choice("train.eval_biases", "means", {"means", "last"},
                "validation with the biases' means, or with the last training step's sampled biases (the authors' code)");
@@ -63,11 +64,12 @@ DeckSchema TrainStudy::schema() {
   s.add_real("adamw.beta2", 0.95, "AdamW: beta2", 0.0, 1.0);
   s.add_real("adamw.eps", 1e-8, "AdamW: epsilon", 0.0, 1.0, true);
   s.add_real("adamw.weight_decay", 0.01, "AdamW: decoupled weight decay", 0.0);
-  const char* kinds[3][4] = {{"query", "0.5", "0.05..0.15", "b_Q"}, {"key", "0.3", "0.12..0.08", "b_K"},
-                             {"value", "0.5", "0.05", "b_V"}};
+  const char* kinds[3][5] = {{"query", "0.5", "0.05..0.15", "b_Q", "queries"},
+                             {"key", "0.3", "0.12..0.08", "b_K", "keys"},
+                             {"value", "0.5", "0.05", "b_V", "values"}};
   for (const auto& k : kinds) {
     const std::string kind = k[0], name = k[3];
-    s.add_bool("bias." + kind, false, name + ": add a symmetry-breaking bias to every head's " + kind + "s");
+    s.add_bool("bias." + kind, false, name + ": add a symmetry-breaking bias to every head's " + k[4]);
     s.add_text("bias." + kind + "_mu", k[1], name + ": mean (1 or d_h values, or a..b spaced evenly)");
     s.add_text("bias." + kind + "_sigma", k[2], name + ": standard deviation (1 or d_h values, or a..b)");
   }
@@ -165,7 +167,7 @@ TrainParams train_params(const Deck& deck) {
 
 TrainStudy::TrainStudy(const Comm& comm, const Deck& deck) : comm_(comm), params_(train_params(deck)) {
   if (params_.data == "text") {
-    text_ = tokenize_text(params_.text_file, params_.tokenizer == "bytes");
+    text_ = tokenize_text(params_.text_file, params_.tokenizer == "bytes", "train.text_file");
   } else {
     // One sample path of the chain (x_1 ~ pi), from the seed.
     text_.tokens = sample_sequence(params_.chain, params_.markov_tokens - 1, params_.seed, 0);

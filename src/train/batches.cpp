@@ -30,9 +30,26 @@ std::int64_t sequence_offset(std::uint64_t seed, std::int64_t step, std::int64_t
   return std::min(range - 1, static_cast<std::int64_t>((1 - u) * static_cast<double>(range)));
 }
 
+std::vector<std::int64_t> batch_offsets(std::uint64_t seed, std::int64_t step, std::int64_t batch, std::int64_t size,
+                                        int n) {
+  std::vector<std::int64_t> o(static_cast<std::size_t>(batch));
+  for (std::int64_t b = 0; b < batch; ++b) o[static_cast<std::size_t>(b)] = sequence_offset(seed, step, b, size, n);
+  return o;
+}
+
+std::vector<std::int64_t> validation_offsets(std::int64_t count, std::int64_t size, int n) {
+  const std::int64_t last = size - n - 1;  // the largest offset with n + 1 tokens
+  std::vector<std::int64_t> o(static_cast<std::size_t>(count));
+  for (std::int64_t i = 0; i < count; ++i)
+    o[static_cast<std::size_t>(i)] = count > 1 ? (i * last + (count - 1) / 2) / (count - 1) : 0;  // rounded i last / (count - 1)
+  return o;
+}
+
 template <class T>
-double batch_loss(Gpt<T>& model, const T* theta, const std::vector<int>& tokens, std::uint64_t seed, std::int64_t step,
-                  std::int64_t batch, int n, const SymmetryBiases& biases, T* grad, MPI_Comm comm) {
+double batch_loss(Gpt<T>& model, const T* theta, const std::vector<int>& tokens,
+                  const std::vector<std::int64_t>& offsets, int n, const SymmetryBiases& biases, T* grad,
+                  MPI_Comm comm) {
+  const std::int64_t batch = static_cast<std::int64_t>(offsets.size());
   int rank = 0, ranks = 1;
   TOKDYN_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   TOKDYN_MPI_CHECK(MPI_Comm_size(comm, &ranks));
@@ -43,7 +60,7 @@ double batch_loss(Gpt<T>& model, const T* theta, const std::vector<int>& tokens,
   std::vector<T> local(grad ? size : 0);
   const double scale = 1.0 / (static_cast<double>(batch) * n);
   for (std::int64_t b = part.begin(rank); b < part.begin(rank) + part.count(rank); ++b) {
-    const std::int64_t o = sequence_offset(seed, step, b, static_cast<std::int64_t>(tokens.size()), n);
+    const std::int64_t o = offsets[static_cast<std::size_t>(b)];
     std::fill(local.begin(), local.end(), T(0));
     sum[0] += scale * model.sequence(theta, &tokens[o], &tokens[o + 1], n, biases, grad ? local.data() : nullptr,
                                      scale);
@@ -54,9 +71,9 @@ double batch_loss(Gpt<T>& model, const T* theta, const std::vector<int>& tokens,
   return sum[0];
 }
 
-template double batch_loss<float>(Gpt<float>&, const float*, const std::vector<int>&, std::uint64_t, std::int64_t,
-                                  std::int64_t, int, const SymmetryBiases&, float*, MPI_Comm);
-template double batch_loss<double>(Gpt<double>&, const double*, const std::vector<int>&, std::uint64_t, std::int64_t,
-                                   std::int64_t, int, const SymmetryBiases&, double*, MPI_Comm);
+template double batch_loss<float>(Gpt<float>&, const float*, const std::vector<int>&, const std::vector<std::int64_t>&,
+                                  int, const SymmetryBiases&, float*, MPI_Comm);
+template double batch_loss<double>(Gpt<double>&, const double*, const std::vector<int>&,
+                                   const std::vector<std::int64_t>&, int, const SymmetryBiases&, double*, MPI_Comm);
 
 }  // namespace tokdyn

@@ -14,6 +14,7 @@ for deck in "$SRC"/input/*.ini; do
     meanfield) extra=(--model.L=4 --model.T=0.2) ;;
     spectrum) extra=(--synthetic.d=256 --run.progress_interval=0) ;;
     markov) extra=(--flow.time=5 --flow.records=5) ;;
+    train) extra=(--train.steps=20 --train.eval_every=10 --train.alignment_null=20 --run.progress_interval=1000) ;;
   esac
   start=$(date +%s%N)
   run 2 "$command" "$deck" --run.output="$out" "${extra[@]}" > log.txt || fail "$deck: $(cat log.txt)"

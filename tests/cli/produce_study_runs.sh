@@ -32,4 +32,16 @@ for i in 0 1 2; do
   run 2 markov "$SRC/input/markov-sweep.ini" --markov.s=8 --flow.time=600 --flow.records=300 --model.eps="$eps" \
     --run.output="markov/eps-$i.h5" > log.txt || fail "markov eps $eps: $(cat log.txt)"
 done
-echo "ok: sync.h5, $(ls grid | wc -l) grid files, $(ls meanfield | wc -l) meanfield runs, $(ls markov | wc -l) markov runs"
+# tokdyn train at test size: 2 seeds x {ecd, adamw} x {symmetric, b_Q}, named as jobscripts/train.sbatch does.
+mkdir -p train
+for seed in 1 2; do
+  for opt in ecd adamw; do
+    for sym in symmetric bq; do
+      q=false; [ "$sym" = bq ] && q=true
+      run 2 train "$SRC/input/train.ini" --train.steps=20 --train.eval_every=5 --train.context=16 --model.channels=16 \
+        --model.heads=2 --train.alignment_null=50 --run.seed=$seed --train.optimizer=$opt --bias.query=$q \
+        --run.progress_interval=1000 --run.output="train/train-$opt-$sym-s$seed.h5" > log.txt || fail "train: $(cat log.txt)"
+    done
+  done
+done
+echo "ok: sync.h5, $(ls grid | wc -l) grid files, $(ls meanfield | wc -l) meanfield runs, $(ls markov | wc -l) markov runs, $(ls train | wc -l) train runs"

@@ -1,6 +1,7 @@
 # Slurm integration of the convergence sweeps: jobscripts/sweep.sh submits the depth and the width array
 # (one task per level and replica, tiny sizes) and the dependent fit job; the fit files and PNGs must appear.
-# The same for the tokdyn markov sweeps over eps and delta (jobscripts/markov-sweep.sh).
+# The same for the tokdyn markov sweeps over eps and delta (jobscripts/markov-sweep.sh) and for a tokdyn
+# train sweep over seeds, optimizers and symmetry settings with its summary (jobscripts/train-sweep.sh).
 # The tokens array (propagation of chaos, two ranks a task) joins them once the binary has the tokens
 # study (`tokdyn converge --help` lists converge.N0) and the deck input/converge-tokens.ini exists.
 source "$(dirname "$0")/common.sh"
@@ -57,7 +58,26 @@ read -r _ eps_sweep _ eps_fit < <(bash "$SRC/jobscripts/markov-sweep.sh" eps "$S
 read -r _ delta_sweep _ delta_fit < <(bash "$SRC/jobscripts/markov-sweep.sh" delta "$SRC/input/markov-sweep.ini"   markov-delta 0,0.025,0.05 "${tiny_markov[@]}")
 echo "markov: eps sweep $eps_sweep fit $eps_fit; delta sweep $delta_sweep fit $delta_fit"
 jobs+=("$eps_sweep" "$eps_fit" "$delta_sweep" "$delta_fit")
+# tokdyn train: 2 seeds x {ecd, adamw} x {symmetric, bq}, 8 array tasks of a tiny GPT, and the summary job.
+tiny_train=(--train.steps=10 --train.eval_every=5 --train.context=16 --model.channels=16 --model.heads=2
+            --train.alignment_null=20)
+read -r _ train_sweep _ train_summary < <(bash "$SRC/jobscripts/train-sweep.sh" "$SRC/input/train.ini" train 1,2 \
+  ecd,adamw symmetric,bq --time=00:20:00 -- "${tiny_train[@]}")
+echo "train: sweep $train_sweep summary $train_summary"
+jobs+=("$train_sweep" "$train_summary")
 wait_for "${jobs[@]}"
+for f in train/train-{ecd,adamw}-{symmetric,bq}-s{1,2}.h5; do
+  [ "$(status_of "$f")" = complete ] || fail "$f not complete"
+done
+for out in training.json training.csv training-losses.png training-charges.png training-alignment.png; do
+  [ -s "train/$out" ] || fail "train summary: no $out ($(cat train/summary-*.out))"
+done
+"$PYTHON" -c "
+import json, sys
+d = json.load(open('train/training.json'))
+assert d['runs'] == 8 and len(d['groups']) == 4 and all(g['seeds'] == [1, 2] for g in d['groups']), d
+print('train summary:', [(g['optimizer'], g['symmetry'], round(g['final_val_loss_ema'], 4)) for g in d['groups']])" \
+  || fail "train summary: $(cat train/training.json)"
 for kind in eps delta; do
   for i in 0 1 2; do
     [ "$(status_of "markov-$kind/$kind-$i.h5")" = complete ] || fail "markov-$kind/$kind-$i.h5 not complete"
@@ -107,4 +127,4 @@ assert d["study_attributes"]["d"] == 2, d["study_attributes"]
 print("tokens: bound", d["bound"])
 PY
 fi
-echo "slurm sweeps: ${studies[*]} and markov eps, delta arrays and their dependent fits complete"
+echo "slurm sweeps: ${studies[*]}, markov eps, delta and train arrays and their dependent jobs complete"

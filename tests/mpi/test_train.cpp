@@ -41,10 +41,11 @@ TEST(Train, BatchGradientIsRankIndependent) {
   SymmetryBiases b;
   b.query.assign(static_cast<std::size_t>(c.layers) * c.head_dim(), 0.5);
   std::vector<double> grad(theta.size()), serial(theta.size());
+  const std::vector<std::int64_t> offsets = batch_offsets(1, 17, 7, static_cast<std::int64_t>(split.train.size()), c.context);
   const double loss =
-      batch_loss(model, theta.data(), split.train, 1, 17, 7, c.context, b, grad.data(), MPI_COMM_WORLD);
+      batch_loss(model, theta.data(), split.train, offsets, c.context, b, grad.data(), MPI_COMM_WORLD);
   const double one =
-      batch_loss(model, theta.data(), split.train, 1, 17, 7, c.context, b, serial.data(), MPI_COMM_SELF);
+      batch_loss(model, theta.data(), split.train, offsets, c.context, b, serial.data(), MPI_COMM_SELF);
   double diff = 0, size = 0;
   for (std::size_t k = 0; k < grad.size(); ++k) {
     diff = std::max(diff, std::abs(grad[k] - serial[k]));
@@ -73,6 +74,12 @@ TEST(Train, OffsetsAndSplit) {
     EXPECT_EQ(o, sequence_offset(4, 3, b, 100, 8));
   }
   EXPECT_NE(sequence_offset(4, 3, 0, 1000000, 8), sequence_offset(4, 4, 0, 1000000, 8));
+  const std::vector<std::int64_t> batch = batch_offsets(4, 3, 5, 100, 8);
+  for (std::int64_t b = 0; b < 5; ++b) EXPECT_EQ(batch[static_cast<std::size_t>(b)], sequence_offset(4, 3, b, 100, 8));
+  // Validation: evenly spaced from the first to the last offset, rounded; one sequence starts the part.
+  EXPECT_EQ(validation_offsets(4, 100, 8), (std::vector<std::int64_t>{0, 30, 61, 91}));
+  EXPECT_EQ(validation_offsets(1, 100, 8), std::vector<std::int64_t>{0});
+  EXPECT_EQ(validation_offsets(3, 10, 9), (std::vector<std::int64_t>{0, 0, 0}));
   const TextSplit s = split_text(random_text(5, 1000), 0.1, 8);
   EXPECT_EQ(s.train.size(), 900u);
   EXPECT_EQ(s.validation.size(), 100u);
@@ -108,7 +115,9 @@ ChargeRun run_charges(const std::string& name, OptimizerSettings s, bool resampl
       RandomStream(21, Purpose::test).normals(static_cast<std::uint64_t>(k), 0, b.query.data(), b.query.size());
       for (double& v : b.query) v = 0.5 + 0.1 * v;
     }
-    const double f = batch_loss(model, theta.data(), split.train, 1, k, 4, c.context, b, grad.data(), MPI_COMM_WORLD);
+    const double f = batch_loss(model, theta.data(), split.train,
+                               batch_offsets(1, k, 4, static_cast<std::int64_t>(split.train.size()), c.context), c.context, b,
+                               grad.data(), MPI_COMM_WORLD);
     opt->step(f, grad.data(), theta.data());
     std::vector<double> all;
     for (const HeadCharges& h : head_charges(c, model.layout(), theta.data(), opt->momentum().data()))

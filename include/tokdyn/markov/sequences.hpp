@@ -64,7 +64,7 @@ struct TokenizedText {
   std::vector<int> tokens;
 };
 // InputError for a missing or unreadable file, invalid UTF-8 (characters), or fewer than 2 symbols.
-TokenizedText tokenize_text(const std::string& path, bool bytes);
+TokenizedText tokenize_text(const std::string& path, bool bytes, const std::string& key = "text file");
 // Windows x_o..x_{o+s-1} -> y = x_{o+s} for o = 0, stride, 2 stride, ...: equal weights, one-hot targets.
 SequenceItems text_items(const TokenizedText& text, std::int64_t s, std::int64_t stride, const Partition& partition,
                          int rank);

@@ -24,11 +24,19 @@ TextSplit split_text(const TokenizedText& text, double validation_fraction, int 
 // The offset of sequence b of step k in a part of `size` tokens: uniform in [0, size - n - 1].
 std::int64_t sequence_offset(std::uint64_t seed, std::int64_t step, std::int64_t b, std::int64_t size, int n);
 
-// Collective: the mean next-token cross-entropy over the B x n positions of step k's batch from `tokens`
-// (sequences b = 0..B-1 spread over the ranks in blocks) and, when grad [size] is not null, its gradient
-// (the same on every rank).
+// The offsets [B] of step k's batch (sequence_offset of b = 0..B-1).
+std::vector<std::int64_t> batch_offsets(std::uint64_t seed, std::int64_t step, std::int64_t batch, std::int64_t size,
+                                        int n);
+// The validation sequences: `count` offsets spaced evenly over [0, size - n - 1] (the first and last
+// sequences of the part included), the same whatever the seed, so runs of different seeds share them.
+std::vector<std::int64_t> validation_offsets(std::int64_t count, std::int64_t size, int n);
+
+// Collective: the mean next-token cross-entropy over the B x n positions of the sequences at `offsets` [B]
+// in `tokens` (spread over the ranks in blocks) and, when grad [size] is not null, its gradient (the same
+// on every rank).
 template <class T>
-double batch_loss(Gpt<T>& model, const T* theta, const std::vector<int>& tokens, std::uint64_t seed, std::int64_t step,
-                  std::int64_t batch, int n, const SymmetryBiases& biases, T* grad, MPI_Comm comm);
+double batch_loss(Gpt<T>& model, const T* theta, const std::vector<int>& tokens,
+                  const std::vector<std::int64_t>& offsets, int n, const SymmetryBiases& biases, T* grad,
+                  MPI_Comm comm);
 
 }  // namespace tokdyn

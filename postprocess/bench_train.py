@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""Training throughput of `tokdyn train` against PyTorch (CPU) on the same GPT, the same machine, one run.
+
+Usage:
+    bench_train.py [--deck DECK] [--steps S] [--ranks 1,2] [--threads 1,2] [--optimizer adamw]
+                   [--tokdyn PATH] [--mpiexec PATH] [--json OUT] [--section.key=value ...]
+
+tokdyn: `mpiexec -n P tokdyn train DECK --train.steps=S --train.eval_every=S` for each P of --ranks; its
+throughput is the run file's train/tokens_per_second: tokens (S x batch x context) over the seconds of the
+training steps (forward, backward, the gradient's all-reduce and the optimizer's step; the two validation
+passes are outside). Extra --section.key=value arguments go to tokdyn and size both models.
+
+PyTorch: the same model written in torch.nn, float32 like tokdyn's default: token and position embeddings,
+pre-LN blocks with causal multi-head attention (W_Q, W_K, W_V with their biases c_q, c_k, c_v, W_O with its
+bias), an MLP C -> 4C -> C with GELU (tanh form), a final LayerNorm and the output tied to the token
+embedding; its parameter count must equal tokdyn's (the script stops otherwise). Batches of random windows
+of the same text; loss.backward() and the optimizer's step (torch.optim.AdamW, SGD with Nesterov momentum
+for sgdm; ECD has no PyTorch counterpart here and is timed as AdamW). Timed over S steps after 3 untimed
+ones, for each thread count of --threads (torch.set_num_threads). Without PyTorch the rows are skipped.
+
+Output: the model (parameters, L, H, C, context, batch), the machine, the versions, and a table of tokens/s
+per implementation with tokdyn's speed-up over each PyTorch row. --json OUT writes it. Exit status 0; 2 on
+an error (a missing or failing tokdyn, a parameter count that differs) with one line "bench_train.py: error:".
+"""
+
+import argparse
+import configparser
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+PROG = "bench_train.py"
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class BenchError(Exception):
+    pass
+
+
+def deck_values(deck, overrides):
+    """[train] and [model] of the deck with --section.key=value overrides applied."""
+    parser = configparser.ConfigParser(interpolation=None, inline_comment_prefixes=("#",))
+    parser.optionxform = str
+    parser.read(deck)
+    for item in overrides:
+        key, _, value = item[2:].partition("=")
+        section, _, name = key.partition(".")
+        if not parser.has_section(section):
+            parser.add_section(section)
+        parser.set(section, name, value)
+
+    def get(section, key, default):
+        return parser.get(section, key, fallback=default)
+
+    return {"text_file": get("train", "text_file", ""), "batch": int(get("train", "batch", "8")),
+            "context": int(get("train", "context", "64")), "layers": int(get("model", "layers", "2")),
+            "heads": int(get("model", "heads", "4")), "channels": int(get("model", "channels", "64")),
+            "mlp": get("model", "mlp", "gelu"), "optimizer": get("train", "optimizer", "ecd"),
+            "adamw_lr": float(get("adamw", "lr", "1e-4"))}
+
+
+def run_tokdyn(args, ranks, overrides, workdir):
+    import h5py
+
+    out = os.path.join(workdir, f"bench-{ranks}.h5")
+    cmd = [args.mpiexec, "-n", str(ranks), args.tokdyn, "train", args.deck, f"--train.steps={args.steps}",
+           f"--train.eval_every={args.steps}", f"--train.optimizer={args.optimizer}", "--train.alignment_null=10",
+           "--run.progress_interval=0", f"--run.output={out}", *overrides]
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1")
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=3600)
+    except OSError as exc:
+        raise BenchError(f"cannot run {args.mpiexec} {args.tokdyn}: {exc}") from None
+    if p.returncode != 0:
+        last = (p.stderr.strip().splitlines() or ["(no message)"])[-1]
+        raise BenchError(f"tokdyn train on {ranks} ranks failed (exit {p.returncode}): {last}")
+    with h5py.File(out, "r") as h5:
+        g = h5["train"]
+        return float(g.attrs["tokens_per_second"]), int(g.attrs["parameters"]), int(g.attrs["train_tokens"])
+
+
+def torch_model(torch, vocab, m):
+    nn = torch.nn
+    C, H, n = m["channels"], m["heads"], m["context"]
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln1, self.ln2 = nn.LayerNorm(C), nn.LayerNorm(C)
+            self.qkv, self.proj = nn.Linear(C, 3 * C), nn.Linear(C, C)
+            self.fc, self.out = nn.Linear(C, 4 * C), nn.Linear(4 * C, C)
+            self.register_buffer("mask", torch.tril(torch.ones(n, n, dtype=torch.bool)))
+
+        def forward(self, x):  # x [B, T, C]
+            B, T, _ = x.shape
+            q, k, v = self.qkv(self.ln1(x)).split(C, dim=2)
+            q, k, v = (t.view(B, T, H, C // H).transpose(1, 2) for t in (q, k, v))  # [B, H, T, d_h]
+            att = (q @ k.transpose(-2, -1)) / (C // H) ** 0.5
+            att = att.masked_fill(~self.mask[:T, :T], float("-inf")).softmax(-1)
+            y = (att @ v).transpose(1, 2).reshape(B, T, C)
+            x = x + self.proj(y)
+            return x + self.out(nn.functional.gelu(self.fc(self.ln2(x)), approximate="tanh"))
+
+    class Gpt(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.wte, self.wpe = nn.Embedding(vocab, C), nn.Embedding(n, C)
+            self.blocks = nn.ModuleList(Block() for _ in range(m["layers"]))
+            self.lnf = nn.LayerNorm(C)
+
+        def forward(self, idx, targets):
+            x = self.wte(idx) + self.wpe(torch.arange(idx.shape[1]))
+            for b in self.blocks:
+                x = b(x)
+            logits = self.lnf(x) @ self.wte.weight.t()  # tied output
+            return nn.functional.cross_entropy(logits.view(-1, vocab), targets.view(-1))
+
+    return Gpt()
+
+
+def run_torch(torch, threads, tokens, vocab, m, steps, optimizer, lr):
+    torch.set_num_threads(threads)
+    torch.manual_seed(1)
+    model = torch_model(torch, vocab, m)
+    if optimizer == "sgdm":
+        opt = torch.optim.SGD(model.parameters(), lr=0.03, momentum=0.95, nesterov=True)
+    else:
+        opt = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.95), weight_decay=0.01)
+    data = torch.from_numpy(np.asarray(tokens, dtype=np.int64))
+    rng = np.random.default_rng(1)
+    n, B = m["context"], m["batch"]
+
+    def step():
+        o = torch.from_numpy(rng.integers(0, data.numel() - n - 1, size=B))
+        idx = torch.stack([data[i:i + n] for i in o])
+        tgt = torch.stack([data[i + 1:i + n + 1] for i in o])
+        opt.zero_grad(set_to_none=True)
+        loss = model(idx, tgt)
+        loss.backward()
+        opt.step()
+
+    for _ in range(3):
+        step()
+    start = time.perf_counter()
+    for _ in range(steps):
+        step()
+    seconds = time.perf_counter() - start
+    return steps * B * n / seconds, sum(p.numel() for p in model.parameters())
+
+
+def text_tokens(path):
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    vocab = sorted(set(text))
+    index = {c: i for i, c in enumerate(vocab)}
+    return [index[c] for c in text], len(vocab)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
+    p.add_argument("--deck", default=os.path.join(os.path.dirname(HERE), "input", "train.ini"))
+    p.add_argument("--steps", type=int, default=100)
+    p.add_argument("--ranks", default="1,2")
+    p.add_argument("--threads", default="1,2")
+    p.add_argument("--optimizer", default="adamw", choices=("ecd", "ecdsep", "sgdm", "adamw"))
+    p.add_argument("--tokdyn", default=os.environ.get("TOKDYN", "tokdyn"))
+    p.add_argument("--mpiexec", default="mpiexec")
+    p.add_argument("--json")
+    args, overrides = p.parse_known_args(argv)
+    bad = [o for o in overrides if not (o.startswith("--") and "=" in o and "." in o.partition("=")[0])]
+    if bad:
+        p.error(f"unrecognised arguments: {' '.join(bad)} (deck overrides are --section.key=value)")
+    try:
+        m = deck_values(args.deck, overrides)
+        m["optimizer"] = args.optimizer
+        result = {"model": m, "steps": args.steps, "machine": f"{platform.processor() or platform.machine()}, "
+                  f"{os.cpu_count()} cores", "python": platform.python_version(), "results": []}
+        with tempfile.TemporaryDirectory() as work:
+            for ranks in map(int, args.ranks.split(",")):
+                rate, params, _ = run_tokdyn(args, ranks, overrides, work)
+                result["parameters"] = params
+                result["results"].append({"implementation": "tokdyn", "ranks": ranks, "threads": None,
+                                          "tokens_per_second": rate})
+        try:
+            import torch
+        except ImportError:
+            torch = None
+            result["torch"] = None
+        if torch is not None:
+            result["torch"] = torch.__version__
+            tokens, vocab = text_tokens(m["text_file"])
+            for threads in map(int, args.threads.split(",")):
+                rate, params = run_torch(torch, threads, tokens, vocab, m, args.steps, args.optimizer, m["adamw_lr"])
+                if params != result["parameters"]:
+                    raise BenchError(f"the PyTorch model has {params} parameters, tokdyn's {result['parameters']}")
+                result["results"].append({"implementation": "pytorch", "ranks": None, "threads": threads,
+                                          "tokens_per_second": rate})
+    except (BenchError, OSError, KeyError) as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
+    best = max(r["tokens_per_second"] for r in result["results"] if r["implementation"] == "tokdyn")
+    print(f"GPT L = {m['layers']}, H = {m['heads']}, C = {m['channels']}, context {m['context']}, batch {m['batch']}: "
+          f"{result['parameters']} parameters, float32, {args.optimizer}, {args.steps} steps; {result['machine']}; "
+          f"PyTorch {result['torch'] or 'not installed'}")
+    print(f"{'implementation':<16} {'ranks/threads':>13} {'tokens/s':>12} {'tokdyn best / this':>20}")
+    for r in result["results"]:
+        width = f"{r['ranks']} ranks" if r["ranks"] else f"{r['threads']} threads"
+        r["speedup_of_tokdyn"] = best / r["tokens_per_second"]
+        print(f"{r['implementation']:<16} {width:>13} {r['tokens_per_second']:>12.4g} {r['speedup_of_tokdyn']:>20.2f}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(result, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

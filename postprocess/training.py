@@ -1,0 +1,381 @@
+#!/usr/bin/env python3
+"""Summaries and figures of `tokdyn train` runs: optimizers and symmetry-breaking biases (doc/science.md section 10).
+
+Usage:
+    training.py PATH... [-o PREFIX] [--allow-partial]
+
+PATH: run files of `tokdyn train` or directories holding them (the tasks of jobscripts/train-sweep.sh).
+The runs are grouped by optimizer and symmetry setting (symmetric, or the resampled biases on: b_Q, b_Q + b_V,
+...); the seeds of a group are its samples. For each group:
+- the end-of-training validation loss, EMA-smoothed (the file's final_val_loss_ema) and raw (the last
+  record), and the lowest raw value along the run (the headline number of the paper), each as a mean over
+  seeds with its 95% interval (Student t, n - 1 degrees of freedom; no interval for one seed);
+- the effect of the biases for each optimizer: the difference of the smoothed end losses (biased -
+  symmetric) with its 95% interval, paired by seed when both sides have the same seeds (a seed fixes the
+  initial weights and the batches; the validation sequences are the same for every run), else Welch's,
+  stated as a gain, a loss or no difference at that level.
+Figures: PREFIX-losses.png (validation loss against step, raw thin and EMA thick, seed mean with a min-max
+band, a panel per optimizer), PREFIX-charges.png (the Noether charges |L| / (|P| |theta|) against step on a
+log axis, every run), PREFIX-alignment.png ((a) each head's mean cos(W_K e_t, mean b_Q) as a z-score against
+its random-direction null, by symmetry setting, next to the null's N(0, 1); (b) the cosines over the
+vocabulary of the most aligned head, its largest tokens named). Writes PREFIX.json, PREFIX.csv (a row per
+run); PREFIX defaults to DIR/training for one directory, else ./training.
+
+Errors (a missing file, no train runs, a run not complete without --allow-partial) end with one line
+"training.py: error: ..." on stderr and exit status 2.
+"""
+
+import configparser
+import csv
+import glob
+import json
+import math
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tokdyn_h5 import (ALLOW_PARTIAL, cli_main, mark_partial, open_run, read_datasets,  # noqa: E402
+                       require_attributes, study_group, to_scalar, to_str)
+
+import matplotlib  # noqa: E402
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+PROG = "training.py"
+DIAGNOSTICS = ("step", "val_loss", "val_loss_ema", "train_loss_ema", "charge_relative")
+ATTRIBUTES = ("final_val_loss", "final_val_loss_ema", "min_val_loss", "min_val_step", "final_train_loss_ema",
+              "tokens_per_second")
+BIAS_NAMES = (("query", "b_Q"), ("key", "b_K"), ("value", "b_V"))
+
+
+class ResultError(Exception):
+    """A problem with the inputs: reported as one line, exit status 2."""
+
+
+def parse_deck(text):
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.optionxform = str
+    parser.read_string(text)
+    return parser
+
+
+def symmetry_label(deck):
+    """'symmetric', or the biases on ('b_Q + b_V'), '(mean)' when fixed at their means."""
+    on = [name for key, name in BIAS_NAMES if deck.get("bias", key, fallback="false") == "true"]
+    if not on:
+        return "symmetric"
+    return " + ".join(on) + (" (mean)" if deck.get("bias", "sampling", fallback="resample") == "mean" else "")
+
+
+def read_run(path, allow_partial=False):
+    """A train run as a dict: its deck's optimizer and symmetry, seed, diagnostics and end attributes."""
+    h5, status = open_run(path, ResultError, allow_partial, command="train")
+    with h5:
+        g = study_group(h5, path, "train", "train", ResultError)
+        if status == "complete":
+            require_attributes(g, path, ATTRIBUTES, ResultError)
+        d = read_datasets(h5["diagnostics"], path, DIAGNOSTICS, ResultError, dtype=float)
+        deck = parse_deck(to_str(h5.attrs["deck"]))
+        r = {"path": path, "status": status, "seed": int(to_scalar(h5.attrs["seed"])),
+             "optimizer": deck.get("train", "optimizer"), "symmetry": symmetry_label(deck),
+             "ranks": int(to_scalar(h5.attrs["ranks"])), **d}
+        for name in ATTRIBUTES:
+            r[name] = float(to_scalar(g.attrs[name])) if name in g.attrs else math.nan
+        if status != "complete":  # what a partial run has: its last records
+            r["final_val_loss"] = d["val_loss"][-1]
+            r["final_val_loss_ema"] = d["val_loss_ema"][-1]
+            r["min_val_loss"] = float(np.min(d["val_loss"]))
+            r["final_train_loss_ema"] = d["train_loss_ema"][-1]
+        r["alignment"] = np.asarray(g["alignment"][()], dtype=float) if "alignment" in g else None
+        r["alignment_cos"] = np.asarray(g["alignment_cos"][()], dtype=float) if "alignment_cos" in g else None
+        r["vocabulary"] = to_str(g.attrs["vocabulary"]).split("\n")[:-1] if "vocabulary" in g.attrs else []
+    return r
+
+
+def find_runs(paths):
+    files = []
+    for p in paths:
+        if os.path.isdir(p):
+            files += sorted(glob.glob(os.path.join(p, "*.h5")))
+        elif os.path.exists(p):
+            files.append(p)
+        else:
+            raise ResultError(f"no such file or directory: {p}")
+    return [f for f in files if not f.endswith(".ckpt.h5")]
+
+
+def interval(values):
+    """(mean, half width of the 95% Student-t interval; nan for one value)."""
+    from scipy import stats
+
+    v = np.asarray(values, dtype=float)
+    if v.size < 2:
+        return float(v.mean()), math.nan
+    return float(v.mean()), float(stats.t.ppf(0.975, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size))
+
+
+def paired(a, b):
+    """Mean of the differences b_i - a_i (the same seed i) and the half width of its 95% Student interval."""
+    return interval(np.asarray(b, float) - np.asarray(a, float))
+
+
+def welch(a, b):
+    """Mean of b - a and the half width of its 95% Welch interval (nan when a side has one value)."""
+    from scipy import stats
+
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    diff = float(b.mean() - a.mean())
+    if a.size < 2 or b.size < 2:
+        return diff, math.nan
+    va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
+    se = math.sqrt(va + vb)
+    if se == 0:
+        return diff, 0.0
+    dof = (va + vb) ** 2 / (va ** 2 / (a.size - 1) + vb ** 2 / (b.size - 1))
+    return diff, float(stats.t.ppf(0.975, dof) * se)
+
+
+def compare(base, rs, key):
+    """(difference of rs - base in `key`, 95% half width, "paired by seed" or "Welch")."""
+    a = {r["seed"]: r[key] for r in base}
+    b = {r["seed"]: r[key] for r in rs}
+    if sorted(a) == sorted(b) and len(a) == len(base) and len(b) == len(rs):
+        # The same seeds on both sides: the same initial weights and batches (and validation sequences).
+        seeds = sorted(b)
+        return (*paired([a[k] for k in seeds], [b[k] for k in seeds]), "paired by seed")
+    return (*welch(list(a.values()), list(b.values())), "Welch")
+
+
+def judge(diff, half):
+    if math.isnan(half):
+        return "no interval (one seed)"
+    if diff + half < 0:
+        return "the biases help (the interval is below 0)"
+    if diff - half > 0:
+        return "the biases hurt (the interval is above 0)"
+    return "no difference at 95% (the interval holds 0)"
+
+
+def fmt(mean, half):
+    return f"{mean:.4f}" + ("" if math.isnan(half) else f" +- {half:.4f}")
+
+
+def summarise(runs, lines):
+    groups = {}
+    for r in runs:
+        groups.setdefault((r["optimizer"], r["symmetry"]), []).append(r)
+    table = []
+    lines.append(f"{'optimizer':<9} {'symmetry':<12} {'seeds':>5}  {'end EMA (95%)':<20} {'end raw (95%)':<20} "
+                 f"{'lowest raw (95%)':<20} {'train EMA':<8}")
+    for (opt, sym), rs in sorted(groups.items()):
+        row = {"optimizer": opt, "symmetry": sym, "seeds": sorted(r["seed"] for r in rs)}
+        for key in ("final_val_loss_ema", "final_val_loss", "min_val_loss", "final_train_loss_ema"):
+            row[key], row[key + "_ci95"] = interval([r[key] for r in rs])
+        table.append(row)
+        lines.append(f"{opt:<9} {sym:<12} {len(rs):>5}  {fmt(row['final_val_loss_ema'], row['final_val_loss_ema_ci95']):<20} "
+                     f"{fmt(row['final_val_loss'], row['final_val_loss_ci95']):<20} "
+                     f"{fmt(row['min_val_loss'], row['min_val_loss_ci95']):<20} {row['final_train_loss_ema']:.4f}")
+    # The biases' effect on the smoothed end loss (and on the lowest raw value), per optimizer, against its
+    # symmetric runs.
+    effects = []
+    for opt in sorted({o for o, _ in groups}):
+        base = groups.get((opt, "symmetric"))
+        if not base:
+            continue
+        for (o, sym), rs in sorted(groups.items()):
+            if o != opt or sym == "symmetric":
+                continue
+            effect = {"optimizer": opt, "symmetry": sym}
+            for key, label in (("final_val_loss_ema", "end EMA"), ("min_val_loss", "lowest raw")):
+                diff, half, kind = compare(base, rs, key)
+                verdict = judge(diff, half)
+                if key == "final_val_loss_ema":
+                    effect.update(difference=diff, ci95=half, interval=kind, verdict=verdict)
+                else:
+                    effect.update(min_difference=diff, min_ci95=half, min_verdict=verdict)
+                lines.append(f"{opt}: {sym} - symmetric, {label} {fmt(diff, half)} ({kind}): {verdict}")
+            effects.append(effect)
+    return table, effects
+
+
+def alignment_summary(runs, lines):
+    """Each head's z = (mean cos - null mean) / null std and p-value, by symmetry setting."""
+    out = {}
+    for r in runs:
+        a = r["alignment"]
+        if a is None or a.size == 0:
+            continue
+        z = (a[:, 0] - a[:, 1]) / a[:, 2]
+        s = out.setdefault(r["symmetry"], {"z": [], "p": []})
+        s["z"] += z.tolist()
+        s["p"] += a[:, 3].tolist()
+    for sym, s in sorted(out.items()):
+        z, p = np.array(s["z"]), np.array(s["p"])
+        lines.append(f"alignment, {sym}: {z.size} heads, |z| median {np.median(np.abs(z)):.2f}, "
+                     f"{int(np.sum(p < 0.01))} with p < 0.01 (the null expects {0.01 * z.size:.1f})")
+        s["heads"], s["far"] = int(z.size), int(np.sum(p < 0.01))
+    return out
+
+
+def colours(keys):
+    cmap = plt.get_cmap("tab10")
+    return {k: cmap(i % 10) for i, k in enumerate(sorted(keys))}
+
+
+def plot_losses(runs, out, status):
+    optimizers = sorted({r["optimizer"] for r in runs})
+    symmetries = colours({r["symmetry"] for r in runs})
+    fig, axes = plt.subplots(1, len(optimizers), figsize=(5.5 * len(optimizers), 4.5), squeeze=False, sharey=True)
+    for ax, opt in zip(axes[0], optimizers):
+        for sym, colour in symmetries.items():
+            rs = [r for r in runs if r["optimizer"] == opt and r["symmetry"] == sym]
+            if not rs:
+                continue
+            n = min(len(r["step"]) for r in rs)
+            step = rs[0]["step"][:n]
+            for key, width, alpha in (("val_loss", 0.8, 0.5), ("val_loss_ema", 2.0, 1.0)):
+                y = np.array([r[key][:n] for r in rs])
+                label = f"{sym} ({len(rs)} seeds)" if key == "val_loss_ema" else None
+                ax.plot(step[1:], y.mean(0)[1:], color=colour, lw=width, alpha=alpha, label=label)
+                if len(rs) > 1:
+                    ax.fill_between(step[1:], y.min(0)[1:], y.max(0)[1:], color=colour, alpha=0.12 * alpha, lw=0)
+        ax.set_title(f"{opt}")
+        ax.set_xlabel("optimizer step")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    # Spikes (ECD's bounces) would flatten every curve: the axis stops at the 99th percentile of the values.
+    values = np.concatenate([r["val_loss"][1:] for r in runs] + [r["val_loss_ema"][1:] for r in runs])
+    if values.size:
+        low, high = float(values.min()), float(np.percentile(values, 99))
+        axes[0][0].set_ylim(low - 0.05 * (high - low), high + 0.1 * (high - low))
+    axes[0][0].set_ylabel("validation loss (nats per token): raw thin, EMA thick")
+    fig.suptitle(f"tokdyn train: validation loss, seed mean and min-max band ({len(runs)} runs)")
+    save(fig, out, status)
+
+
+def plot_charges(runs, out, status):
+    fig, ax = plt.subplots(figsize=(8, 5))
+    optimizers = colours({r["optimizer"] for r in runs})
+    styles = dict(zip(sorted({r["symmetry"] for r in runs}), ("-", "--", ":", "-.") * 4))
+    labelled = set()
+    for r in sorted(runs, key=lambda r: (r["optimizer"], r["symmetry"], r["seed"])):
+        q = r["charge_relative"]
+        ok = q > 0
+        if not ok.any():
+            continue
+        key = (r["optimizer"], r["symmetry"])
+        ax.semilogy(r["step"][ok], q[ok], color=optimizers[r["optimizer"]], ls=styles[r["symmetry"]], lw=1,
+                    label=None if key in labelled else f"{key[0]}, {key[1]}")
+        labelled.add(key)
+    ax.set_xlabel("optimizer step")
+    ax.set_ylabel("|L_QK, L_VO| / (|P| |theta|)")
+    ax.set_title("Noether charges of the heads (every run; zero values left out)")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=7, ncol=2)
+    save(fig, out, status)
+
+
+def plot_alignment(runs, summary, out, status):
+    fig, (a, b) = plt.subplots(1, 2, figsize=(12, 4.5))
+    edges = np.linspace(-8, 8, 41)
+    for sym, s in sorted(summary.items()):
+        a.hist(np.clip(s["z"], -8, 8), bins=edges, density=True, alpha=0.5, label=f"{sym} ({len(s['z'])} heads)")
+    x = np.linspace(-8, 8, 400)
+    a.plot(x, np.exp(-x * x / 2) / math.sqrt(2 * math.pi), "k--", label="null N(0, 1)")
+    a.set_xlabel("z = (mean cos(W_K e_t, mean b_Q) - null mean) / null std")
+    a.set_ylabel("density over heads")
+    a.set_title("(a) key-bias alignment per head against random directions")
+    a.legend(fontsize=8)
+    best = None
+    for r in runs:
+        al = r["alignment"]
+        if al is None or al.size == 0 or r["symmetry"] == "symmetric":
+            continue
+        z = np.abs((al[:, 0] - al[:, 1]) / al[:, 2])
+        h = int(np.argmax(z))
+        if best is None or z[h] > best[0]:
+            best = (z[h], r, h)
+    if best is not None:
+        _, r, h = best
+        cos = r["alignment_cos"][h]
+        order = np.argsort(cos)
+        b.bar(np.arange(cos.size), cos[order], color="tab:blue", width=1.0)
+        vocab = r["vocabulary"]
+
+        def names(ids):
+            return " ".join(repr(vocab[i]) if i < len(vocab) else str(i) for i in ids)
+
+        b.text(0.02, 0.97, f"largest: {names(order[::-1][:6])}\nsmallest: {names(order[:6])}", transform=b.transAxes,
+               va="top", fontsize=8, family="monospace", bbox={"facecolor": "white", "alpha": 0.8, "lw": 0})
+        heads = r["alignment"].shape[0]
+        b.set_title(f"(b) most aligned head: {os.path.basename(r['path'])}, head {h} of {heads}", fontsize=9)
+        b.set_xlabel("vocabulary tokens, sorted")
+        b.set_ylabel("cos(W_K e_t, mean b_Q)")
+    else:
+        b.text(0.5, 0.5, "no run with b_Q", ha="center", transform=b.transAxes)
+    fig.tight_layout()
+    save(fig, out, status)
+
+
+def save(fig, out, status):
+    mark_partial(fig, status)
+    fig.savefig(out, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+
+
+def main_body(args):
+    files = find_runs(args.paths)
+    runs = [read_run(f, args.allow_partial) for f in files]
+    if not runs:
+        raise ResultError(f"no tokdyn train run files in {' '.join(args.paths)}")
+    if args.output:
+        prefix = args.output
+    elif len(args.paths) == 1 and os.path.isdir(args.paths[0]):
+        prefix = os.path.join(args.paths[0], "training")
+    else:
+        prefix = "training"
+    status = "complete" if all(r["status"] == "complete" for r in runs) else "partial"
+    lines = []
+    table, effects = summarise(runs, lines)
+    align = alignment_summary(runs, lines)
+    for line in lines:
+        print(line)
+    result = {"runs": len(runs), "status": status, "groups": table, "bias_effects": effects,
+              "alignment": {k: {"heads": v["heads"], "far_p01": v["far"]} for k, v in align.items()},
+              "tokens_per_second": float(np.nanmedian([r["tokens_per_second"] for r in runs]))}
+    with open(prefix + ".json", "w") as f:
+        json.dump(result, f, indent=1)
+    with open(prefix + ".csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["file", "optimizer", "symmetry", "seed", "status", "final_val_loss_ema", "final_val_loss",
+                    "min_val_loss", "min_val_step", "final_train_loss_ema", "tokens_per_second", "charge_relative_max"])
+        for r in runs:
+            w.writerow([os.path.basename(r["path"]), r["optimizer"], r["symmetry"], r["seed"], r["status"],
+                        r["final_val_loss_ema"], r["final_val_loss"], r["min_val_loss"], r["min_val_step"],
+                        r["final_train_loss_ema"], r["tokens_per_second"], float(np.max(r["charge_relative"]))])
+    outs = [prefix + ".json", prefix + ".csv"]
+    for name, plot in (("losses", lambda o: plot_losses(runs, o, status)),
+                       ("charges", lambda o: plot_charges(runs, o, status)),
+                       ("alignment", lambda o: plot_alignment(runs, align, o, status))):
+        path = f"{prefix}-{name}.png"
+        plot(path)
+        outs.append(path)
+    return outs
+
+
+ARGUMENTS = (
+    (("paths",), {"nargs": "+", "metavar": "PATH", "help": "train run files or directories of them"}),
+    (("-o", "--output"), {"help": "prefix of the outputs (default DIR/training or ./training)"}),
+    ALLOW_PARTIAL,
+)
+
+
+def main(argv=None):
+    return cli_main(PROG, __doc__, ResultError, ARGUMENTS, main_body, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

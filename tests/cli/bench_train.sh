@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# postprocess/bench_train.py at test size: tokdyn train on 1 and 2 ranks and (where PyTorch is installed) the
+# same GPT in PyTorch, whose parameter count must equal tokdyn's; a missing binary is one error line, exit 2.
+source "$(dirname "$0")/common.sh"
+B="$SRC/postprocess/bench_train.py"
+tiny=(--model.channels=16 --model.heads=2 --train.context=16 --train.batch=4)
+"$PYTHON" "$B" --steps 4 --ranks 1,2 --threads 1 --tokdyn "$TOKDYN" --mpiexec "$MPIEXEC" --json bench.json "${tiny[@]}" \
+  > bench.txt 2>&1 || fail "bench_train: $(cat bench.txt)"
+"$PYTHON" - bench.json <<'PY' || fail "bench_train output: $(cat bench.txt)"
+import json, sys
+r = json.load(open(sys.argv[1]))
+rows = [(x["implementation"], x["ranks"], x["threads"]) for x in r["results"]]
+expected = [("tokdyn", 1, None), ("tokdyn", 2, None)]
+try:
+    import torch  # noqa: F401
+    expected.append(("pytorch", None, 1))
+except ImportError:
+    pass
+assert rows == expected, (rows, expected)
+# C = 16, 2 layers, vocabulary V, context 16: V C + 16 C + 2 (12 C^2 + 13 C) + 2 C parameters.
+C = 16
+assert (r["parameters"] - 16 * C - 2 * (12 * C * C + 13 * C) - 2 * C) % C == 0
+assert all(x["tokens_per_second"] > 0 for x in r["results"])
+print("ok:", r["parameters"], "parameters;", ", ".join(f"{a} {b or c}: {x['tokens_per_second']:.3g} tokens/s"
+                                                      for (a, b, c), x in zip(rows, r["results"])))
+PY
+rc=0
+"$PYTHON" "$B" --steps 2 --tokdyn /nonexistent --mpiexec "$MPIEXEC" > out.txt 2> err.txt || rc=$?
+[ "$rc" = 2 ] || fail "--tokdyn /nonexistent: exit status $rc, expected 2; stderr: $(cat err.txt)"
+[ "$(wc -l < err.txt)" = 1 ] && grep -q "^bench_train.py: error: " err.txt \
+  || fail "--tokdyn /nonexistent: expected one error line, got: $(cat err.txt)"
+echo "bench_train: all checks passed"
