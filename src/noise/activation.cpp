@@ -31,9 +31,15 @@ double silu_d(double x) {
 double gelu(double x) { return 0.5 * x * std::erfc(-x * kInvSqrt2); }
 double gelu_d(double x) { return 0.5 * std::erfc(-x * kInvSqrt2) + x * kInvSqrt2Pi * std::exp(-0.5 * x * x); }
 
+template <double (*F)(double)>
+void row(double* h, const double* bias, int m) {
+  for (int r = 0; r < m; ++r) h[r] = F(h[r] + bias[r]);
+}
+
 const Activation kActivations[] = {
-    {"relu", relu, relu_d, true},       {"tanh", tanh_v, tanh_d, false}, {"sigmoid", sigmoid, sigmoid_d, false},
-    {"silu", silu, silu_d, false},      {"gelu", gelu, gelu_d, false},
+    {"relu", relu, relu_d, row<relu>, true},          {"tanh", tanh_v, tanh_d, row<tanh_v>, false},
+    {"sigmoid", sigmoid, sigmoid_d, row<sigmoid>, false}, {"silu", silu, silu_d, row<silu>, false},
+    {"gelu", gelu, gelu_d, row<gelu>, false},
 };
 
 }  // namespace

@@ -49,10 +49,7 @@ void RandomMlp::apply(const double* y, std::int64_t n, double* g) {
     const int rows = static_cast<int>(std::min(kChunk, n - i0));
     double* h = hidden_.data();  // [rows, m]
     gemm_nt(rows, m, d_, in_scale, y + i0 * d_, d_, u_.data(), d_, 0.0, h, m);  // U y / sqrt d
-    for (int i = 0; i < rows; ++i) {
-      double* hi = h + static_cast<std::size_t>(i) * m;
-      for (int r = 0; r < m; ++r) hi[r] = act_->value(hi[r] + bias_u_[r]);
-    }
+    for (int i = 0; i < rows; ++i) act_->row(h + static_cast<std::size_t>(i) * m, bias_u_.data(), m);
     double* gi = g + i0 * d_;  // [rows, d]
     for (int i = 0; i < rows; ++i) std::copy(bias_w_.begin(), bias_w_.end(), gi + static_cast<std::size_t>(i) * d_);
     gemm_nt(rows, d_, m, out_scale, h, m, w_.data(), m, 1.0, gi, d_);  // + W sigma(.) / sqrt m

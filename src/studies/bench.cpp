@@ -39,6 +39,7 @@ DeckSchema bench_schema() {
                "attention style (kernel attention); fourier styles need bench.d = 2 and count points, not pairs");
   s.add_real("bench.beta", 1.0, "beta of the attention logits (identity Q, K, V) and of E_beta (kernel circle)");
   s.add_int("bench.width", 2048, "MLP width m (kernel mlp)", 1);
+  s.add_choice("bench.activation", "relu", activation_names(), "MLP activation (kernel mlp)");
   s.add_int("bench.blas_threads", 1, "BLAS threads per rank", 1, 1024);
   s.add_file("bench.text_file", "", "markov: a UTF-8 text (tokens: its characters; d: their number)");
   s.add_int("bench.s", 32, "markov: window length s (stride 1)", 2, 1 << 20);
@@ -111,6 +112,7 @@ void run_bench(const Comm& comm, const Deck& deck) {
   } else {
     MlpParams p;
     p.width = deck.get_int("bench.width");
+    p.activation = deck.get_text("bench.activation");
     mlp = std::make_unique<RandomMlp>(p, d);
     once = [&] {
       mlp->draw(1);

@@ -180,8 +180,7 @@ void WidthReplicas::compute(std::int64_t ri, double* row) {
       }
       hidden.resize(static_cast<std::size_t>(n) * m);
       gemm_nt(n, m, d, in, x[j].data(), d, u.data(), d, 0.0, hidden.data(), m);
-      for (int i = 0; i < n; ++i)
-        for (int r = 0; r < m; ++r) hidden[i * m + r] = kernel.act->value(hidden[i * m + r] + bu[r]);
+      for (int i = 0; i < n; ++i) kernel.act->row(&hidden[static_cast<std::size_t>(i) * m], bu.data(), m);
       gemm_nt(n, n, m, 1.0 / m, hidden.data(), m, hidden.data(), m, 0.0, cov.data(), n);
       noise_substep(x[j]);
       sup[j] = std::max(sup[j], mean_square_distance(x[j], x_inf, s.n));

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "tokdyn/noise/activation.hpp"
 #include "tokdyn/noise/mlp_kernel.hpp"
 
 using namespace tokdyn;
@@ -58,3 +59,20 @@ TEST(MlpKernel, SpecReferenceRows) {
     expect_three_digits(k.kappa_prime(1.0), r.kappa_prime1, r.act);
   }
 }
+
+namespace {
+
+// The row form the MLPs use gives value()'s bits entry by entry, for every activation, across the kinks.
+TEST(Activation, RowEqualsValueBitForBit) {
+  const int m = 37;  // not a multiple of any vector width
+  std::vector<double> h(m), bias(m);
+  for (int r = 0; r < m; ++r) h[r] = -6 + 12.0 * r / (m - 1), bias[r] = (r % 5 == 0) ? -h[r] : 0.01 * (r % 7);
+  for (const std::string& name : activation_names()) {
+    const Activation& a = activation(name);
+    std::vector<double> out = h;
+    a.row(out.data(), bias.data(), m);
+    for (int r = 0; r < m; ++r) EXPECT_EQ(out[r], a.value(h[r] + bias[r])) << name << " entry " << r;
+  }
+}
+
+}  // namespace

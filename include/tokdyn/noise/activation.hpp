@@ -10,6 +10,9 @@ struct Activation {
   const char* name;
   double (*value)(double);
   double (*derivative)(double);
+  // h [m] <- sigma(h + bias) over a row: one loop with sigma inlined (no call per element), the same bits
+  // as value() entry by entry.
+  void (*row)(double* h, const double* bias, int m);
   // Where sigma or sigma' is not smooth (quadrature breakpoints): relu at 0, none for the others.
   bool kink_at_zero;
 };
