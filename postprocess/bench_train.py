@@ -28,6 +28,7 @@ import configparser
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -79,8 +80,11 @@ def run_tokdyn(args, ranks, overrides, workdir):
     except OSError as exc:
         raise BenchError(f"cannot run {args.mpiexec} {args.tokdyn}: {exc}") from None
     if p.returncode != 0:
-        last = (p.stderr.strip().splitlines() or ["(no message)"])[-1]
-        raise BenchError(f"tokdyn train on {ranks} ranks failed (exit {p.returncode}): {last}")
+        # tokdyn's own one-line error if it gave one; else the first line mpiexec printed.
+        lines = [x for x in p.stderr.strip().splitlines() if x.strip() and not x.startswith("---")]
+        ours = [x for x in lines if x.startswith("tokdyn: error")]
+        raise BenchError(f"tokdyn train on {ranks} ranks failed (exit {p.returncode}): "
+                         f"{(ours or lines or ['(no message)'])[0]}")
     with h5py.File(out, "r") as h5:
         g = h5["train"]
         return float(g.attrs["tokens_per_second"]), int(g.attrs["parameters"]), int(g.attrs["train_tokens"])
@@ -178,6 +182,8 @@ def main(argv=None):
     if bad:
         p.error(f"unrecognised arguments: {' '.join(bad)} (deck overrides are --section.key=value)")
     try:
+        if shutil.which(args.tokdyn) is None:
+            raise BenchError(f"no executable tokdyn at '{args.tokdyn}' (--tokdyn PATH or TOKDYN)")
         m = deck_values(args.deck, overrides)
         m["optimizer"] = args.optimizer
         result = {"model": m, "steps": args.steps, "machine": f"{platform.processor() or platform.machine()}, "

@@ -53,10 +53,5 @@ PY
 check text.json 1,3 text.txt || fail "UTF-8 text: $(cat text.log)"
 
 # A missing binary: exit status 2, one line on stderr.
-rc=0
-"$PYTHON" "$B" --windows 100 --tokdyn /nonexistent --mpiexec "$MPIEXEC" > out.txt 2> err.txt || rc=$?
-[ "$rc" = 2 ] || fail "--tokdyn /nonexistent: exit status $rc, expected 2; stderr: $(cat err.txt)"
-[ "$(wc -l < err.txt)" = 1 ] && grep -q "^bench_markov.py: error: .*nonexistent" err.txt \
-  || fail "--tokdyn /nonexistent: expected one error line, got: $(cat err.txt)"
-echo "ok: --tokdyn /nonexistent -> $(cat err.txt)"
+expect_script_error "^bench_markov.py: error: .*nonexistent" "$B" --windows 100 --tokdyn /nonexistent --mpiexec "$MPIEXEC"
 echo "bench_markov: all checks passed"

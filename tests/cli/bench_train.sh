@@ -24,9 +24,5 @@ assert all(x["tokens_per_second"] > 0 for x in r["results"])
 print("ok:", r["parameters"], "parameters;", ", ".join(f"{a} {b or c}: {x['tokens_per_second']:.3g} tokens/s"
                                                       for (a, b, c), x in zip(rows, r["results"])))
 PY
-rc=0
-"$PYTHON" "$B" --steps 2 --tokdyn /nonexistent --mpiexec "$MPIEXEC" > out.txt 2> err.txt || rc=$?
-[ "$rc" = 2 ] || fail "--tokdyn /nonexistent: exit status $rc, expected 2; stderr: $(cat err.txt)"
-[ "$(wc -l < err.txt)" = 1 ] && grep -q "^bench_train.py: error: " err.txt \
-  || fail "--tokdyn /nonexistent: expected one error line, got: $(cat err.txt)"
+expect_script_error "^bench_train.py: error: no executable tokdyn at ./nonexistent" "$B" --steps 2 --tokdyn /nonexistent --mpiexec "$MPIEXEC"
 echo "bench_train: all checks passed"

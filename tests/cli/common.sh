@@ -66,3 +66,12 @@ expect_job_error() {
   [ "$(grep -c 'tokdyn: error' err.txt)" = 1 ] || fail "'$*': expected one error line, got: $(cat err.txt)"
   echo "ok ($((SECONDS - t0)) s): $* -> $(grep 'tokdyn: error' err.txt)"
 }
+
+# expect_script_error REGEX SCRIPT ARGS...: a postprocess script exits 2 with one stderr line matching REGEX.
+expect_script_error() {
+  local regex=$1 rc=0; shift
+  "$PYTHON" "$@" > out.txt 2> err.txt || rc=$?
+  [ "$rc" = 2 ] || fail "$*: exit status $rc, expected 2; stderr: $(cat err.txt)"
+  [ "$(wc -l < err.txt)" = 1 ] && grep -qE "$regex" err.txt || fail "$*: expected one error line /$regex/, got: $(cat err.txt)"
+  echo "ok: $(basename "$1") -> $(cat err.txt)"
+}
