@@ -170,7 +170,8 @@ grep -q "shared weights: one solve" log.txt || fail "no shared note: $(cat log.t
 
 # Status and an existing output.
 case "$(run 1 spectrum "$deck" --run.output=ks1.h5 --status)" in complete:*) ;; *) fail "--status of a finished run";; esac
-run 1 spectrum "$deck" --run.output=ks1.h5 --resume | grep -q "nothing to do" || fail "--resume of a finished run"
+run 1 spectrum "$deck" --run.output=ks1.h5 --resume > resume-done.txt || fail "--resume of a finished run: exit $?"
+grep -q "nothing to do" resume-done.txt || fail "--resume of a finished run: $(cat resume-done.txt)"
 expect_error 2 "output 'ks2.h5' exists" spectrum "$deck" --run.output=ks2.h5
 
 # Bad input.
