@@ -1,9 +1,15 @@
 #include "tokdyn/attention/ring_attention.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <limits>
 
 #include "tokdyn/core/blas.hpp"
+#include "tokdyn/core/error.hpp"
+#include "tokdyn/diagnostics/pair_statistics.hpp"
 #include "tokdyn/pairs/masses.hpp"
+#include "tokdyn/pairs/pair_kernels.hpp"
 
 namespace tokdyn {
 
@@ -16,10 +22,126 @@ RingAttention::RingAttention(const AttentionContext& context, bool normalized)
   const std::size_t n = n_local_, D = width_;
   queries_.resize(n * D);
   keys_values_.assign(n * (2 * D + 1), 0.0);  // log masses 0: uniform
+  scale_ = symmetric_scale();
+}
+
+std::optional<double> RingAttention::symmetric_scale() const {
+  const AttentionWeights& w = context_.weights;
+  if (!context_.symmetric || context_.causal || w.heads != 1) return std::nullopt;
+  // Q = q I and K = k I exactly: the logits are c <x_i, x_j>, c = beta q k.
+  const int d = w.d;
+  if (w.width() != d) return std::nullopt;
+  for (int a = 0; a < d; ++a)
+    for (int b = 0; b < d; ++b) {
+      const std::size_t at = static_cast<std::size_t>(a) * d + b;
+      if (w.query[at] != (a == b ? w.query[0] : 0.0) || w.key[at] != (a == b ? w.key[0] : 0.0)) return std::nullopt;
+    }
+  const double c = w.beta * w.query[0] * w.key[0];
+  if (!(c >= 0) || !std::isfinite(c)) return std::nullopt;
+  return c;
+}
+
+void RingAttention::set_weights(const AttentionWeights& weights) {
+  AttentionStyle::set_weights(weights);
+  scale_ = symmetric_scale();
+  cached_ = false;
+}
+
+bool RingAttention::apply_symmetric(const double* x, double* out, PairStatisticsPass* statistics) {
+  const std::int64_t n = n_local_;
+  const int d = context_.weights.d, D = width_, A = D + 1, tile = context_.tile;
+  const double c = *scale_;
+  if (!half_) {
+    half_.emplace(context_.comm, context_.partition, d + 1 + A, A);
+    packed_.resize(static_cast<std::size_t>(n) * (d + 1 + A));
+    rows_acc_.resize(static_cast<std::size_t>(n) * A);
+    home_acc_.resize(rows_acc_.size());
+    gram_.resize(static_cast<std::size_t>(tile) * tile);
+    weights_.resize(gram_.size());
+  }
+  double* y = packed_.data();  // [n, d]
+  double* h = y + n * d;       // [n]
+  double* uv = h + n;          // [n, A]
+  std::copy(x, x + n * d, y);
+  half_beta_norms(x, n, d, c, h);
+  double range[2] = {-std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()}, all[2];
+  for (std::int64_t i = 0; i < n; ++i) range[0] = std::max(range[0], h[i]), range[1] = std::max(range[1], -h[i]);
+  TOKDYN_MPI_CHECK(MPI_Allreduce(range, all, 2, MPI_DOUBLE, MPI_MAX, context_.comm));
+  const double top = all[0];
+  // u_j = e^{h_j - M} >= e^{-600} keeps every row's own term (weight 1) far from underflow.
+  if (!(top + all[1] <= 600)) return false;
+  if (n > 0) gemm_nt(static_cast<int>(n), D, d, 1.0, x, d, context_.weights.value.data(), d, 0.0, uv, A);
+  for (std::int64_t j = 0; j < n; ++j) {
+    const double u = std::exp(h[j] - top);
+    for (int a = 0; a < D; ++a) uv[j * A + a] *= u;
+    uv[j * A + D] = u;
+  }
+  std::copy(uv, uv + n * A, rows_acc_.begin());  // the own terms, weight e^0 = 1
+  if (statistics) statistics->reset_sums();
+  half_->run(
+      packed_.data(),
+      [&](const double* block, double* block_acc, std::int64_t rows, std::int64_t block_begin, const PairRange& r) {
+        const double* block_h = block + rows * d;
+        const double* block_uv = block_h + rows;
+        gram_tiles(x, block, d, r, begin_, block_begin, tile, gram_.data(),
+                   [&](std::int64_t i0, int bi, std::int64_t j0, int bj, const double* g) {
+                     double* w = weights_.data();  // [bi, bj]
+                     for (int i = 0; i < bi; ++i) {
+                       const int first = first_column(r, begin_, i0, i, block_begin, j0, bj);
+                       double* wr = w + static_cast<std::size_t>(i) * bj;
+                       std::fill(wr, wr + first, 0.0);
+                       const double* gr = g + static_cast<std::size_t>(i) * bj + first;
+                       if (statistics)
+                         statistics->add_pairs(gr, block_h + j0 + first, bj - first, h[i0 + i], wr + first);
+                       else
+                         pair_row_weights(gr, block_h + j0 + first, bj - first, c, h[i0 + i], wr + first);
+                     }
+                     // row i += sum_j w_ij (u_j V x_j, u_j); row j += sum_i w_ij (u_i V x_i, u_i)
+                     gemm_nn(bi, A, bj, 1.0, w, bj, block_uv + j0 * A, A, 1.0, rows_acc_.data() + i0 * A, A);
+                     gemm_tn(bj, A, bi, 1.0, w, bj, uv + i0 * A, A, 1.0, block_acc + j0 * A, A);
+                   });
+      },
+      home_acc_.data());
+  const double n_global = static_cast<double>(context_.partition.n_global);
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double* r = rows_acc_.data() + i * A;
+    const double* o = home_acc_.data() + i * A;
+    if (normalized_) {
+      const double l = r[D] + o[D];
+      for (int a = 0; a < D; ++a) out[i * D + a] = (r[a] + o[a]) / l;
+    } else {
+      // sum_j e^{s_ij} V x_j = e^{h_i + M} (row sums)
+      const double factor = std::exp(h[i] + top) / n_global;
+      for (int a = 0; a < D; ++a) out[i * D + a] = (r[a] + o[a]) * factor;
+    }
+  }
+  return true;
+}
+
+bool RingAttention::statistics_pass(const double* x, PairStatisticsPass& statistics, PairStatistics& result) {
+  if (!scale_ || !uniform_ || !statistics.fusable(*scale_, context_.tile)) return false;
+  const std::size_t n = static_cast<std::size_t>(n_local_);
+  cached_out_.resize(n * width_);
+  if (!apply_symmetric(x, cached_out_.data(), &statistics)) return false;
+  result = statistics.finish(x);
+  cached_x_.assign(x, x + n * context_.weights.d);
+  cached_ = true;
+  return true;
 }
 
 void RingAttention::apply(const double* x, double* out) {
   const int n = static_cast<int>(n_local_), d = context_.weights.d, D = width_;
+  if (cached_) {
+    cached_ = false;
+    // The pass of statistics_pass already formed Attn(x) for exactly these tokens (same bits as a new pass).
+    if (std::memcmp(x, cached_x_.data(), cached_x_.size() * sizeof(double)) == 0) {
+      std::copy(cached_out_.begin(), cached_out_.end(), out);
+      took_symmetric_ = true;
+      return;
+    }
+  }
+  took_symmetric_ = scale_ && uniform_ && apply_symmetric(x, out, nullptr);
+  if (took_symmetric_) return;
   const AttentionWeights& w = context_.weights;
   if (n > 0) {
     // queries = beta x Q^T [n, D]; keys = x K^T and values = x V^T side by side [n, 2D].
@@ -41,6 +163,7 @@ void RingAttention::apply(const double* x, double* out) {
 void RingAttention::set_masses(const double* masses) {
   const std::int64_t n_global = context_.partition.n_global;
   uniform_ = validate_masses(context_.comm, n_local_, n_global, masses);
+  cached_ = false;
   // log(N w_j): 0 for w_j = 1/N, -inf for w_j = 0 (its exp is 0, the token drops out).
   double* log_mass = keys_values_.data() + n_local_ * 2 * width_;
   const double n = static_cast<double>(n_global);

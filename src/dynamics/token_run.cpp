@@ -1,6 +1,8 @@
 #include "tokdyn/dynamics/token_run.hpp"
 
 #include <cmath>
+
+#include "tokdyn/attention/attention.hpp"
 #include <limits>
 
 
@@ -9,11 +11,14 @@ namespace tokdyn {
 void token_memory(MemoryEstimate& memory, bool attention, const Partition& partition, int d, int tile) {
   const double n = static_cast<double>(partition.max_count()), dd = d;
   memory.add("tokens and step buffers [N/P, d] x 6", 6 * n * dd);
-  memory.add("pair statistics: travelling blocks [N/P, d + 1] x 3", 3 * n * (dd + 1) + double(tile) * tile);
+  memory.add("pair statistics: travelling blocks [N/P, d + 2] x 3", 3 * n * (dd + 2) + double(tile) * tile);
   if (attention) {
     memory.add("attention weights Q, K, V [d, d] x 3", 3 * dd * dd);
     memory.add("attention: ring blocks [N/P, 2d + 1] x 3, queries, accumulators", n * (3 * (2 * dd + 1) + 2 * dd + 2) +
                                                                                         double(tile) * tile);
+    // Symmetric logits: the half ring's block [N/P, 2d + 2] and its travelling copies with their accumulators
+    // [N/P, 3d + 3] x 2, the row sums [N/P, d + 1] x 2, the output kept for the next layer [N/P, 2d].
+    memory.add("attention, half ring: blocks, accumulators, kept output", n * (12 * dd + 10) + 2.0 * tile * tile);
   }
 }
 
@@ -27,6 +32,9 @@ TokenRun::TokenRun(const Comm& comm, const Partition& partition, int d, std::int
 void TokenRun::begin(RunFile& file) {
   file.write_diagnostics_constant("cosine_bin_edges", statistics_.bin_edges());
   file.set_diagnostics_attribute("beta", beta_);
+  // How the pair statistics were formed: exact, sampled (the subset's size) or off.
+  file.set_diagnostics_attribute("pairs", std::string(pairs_mode_name(statistics_.sampling().mode)));
+  file.set_diagnostics_attribute("sample_tokens", static_cast<double>(statistics_.sample_size()));
   observe(0, file);
 }
 
@@ -39,7 +47,11 @@ std::string TokenRun::observe(std::int64_t layer, RunFile& file) {
   const bool last = layer == layers_;
   std::string problem;
   if (layer % cadence_.every == 0 || last) {
-    const PairStatistics s = statistics_.compute(x_.data());
+    // The next step's attention pass over these tokens forms the statistics too, when it can (after the
+    // last layer there is no next step: the statistics' own, cheaper pass).
+    PairStatistics s;
+    Attention* attention = last ? nullptr : dynamics_.attention();
+    if (!attention || !attention->statistics_pass(x_.data(), statistics_, s)) s = statistics_.compute(x_.data());
     DiagnosticsRow row;
     row.layer = layer;
     row.time = dynamics_.time(layer);
@@ -47,9 +59,11 @@ std::string TokenRun::observe(std::int64_t layer, RunFile& file) {
                    {"order_parameter", s.order_parameter},
                    {"mean_cosine", s.mean_cosine},
                    {"min_cosine", s.min_cosine}};
+    const PairsMode mode = statistics_.sampling().mode;
+    if (mode == PairsMode::sampled) row.scalars.push_back({"energy_stderr", s.energy_stderr});
     row.counts = {{"cosine_histogram", s.histogram}};
-    // Means and minima over no pair (N = 1) are NaN by definition; E_beta and |mean x| must be finite.
-    if (!std::isfinite(s.energy) || !std::isfinite(s.order_parameter))
+    // Means and minima over no pair (N = 1) are NaN by definition; E_beta (unless off) and |mean x| must be finite.
+    if ((mode != PairsMode::off && !std::isfinite(s.energy)) || !std::isfinite(s.order_parameter))
       problem = "E_beta or |mean x| is NaN or Inf after layer " + std::to_string(layer);
     file.write_diagnostics(row);
   }

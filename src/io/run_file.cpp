@@ -117,6 +117,10 @@ void RunFile::set_diagnostics_attribute(const std::string& name, double value) {
   h5::write_attribute(diagnostics_, name, value);
 }
 
+void RunFile::set_diagnostics_attribute(const std::string& name, const std::string& value) {
+  h5::write_attribute(diagnostics_, name, value);
+}
+
 hid_t RunFile::study_group(const std::string& name) {
   auto it = studies_.find(name);
   if (it != studies_.end()) return it->second;

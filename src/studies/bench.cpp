@@ -14,6 +14,7 @@
 
 #include "tokdyn/attention/attention.hpp"
 #include "tokdyn/attention/fourier_attention.hpp"
+#include "tokdyn/attention/ring_attention.hpp"
 #include "tokdyn/core/blas.hpp"
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/diagnostics/pair_statistics.hpp"
@@ -37,6 +38,8 @@ DeckSchema bench_schema() {
   s.add_int("bench.tile", 256, "rows per BLAS tile", 1, 1 << 16);
   s.add_choice("bench.style", "softmax", attention_styles().names(),
                "attention style (kernel attention); fourier styles need bench.d = 2 and count points, not pairs");
+  s.add_bool("bench.symmetric", true,
+             "attention: the half ring when the logits allow (identity Q, K: they do); false: the general ring pass");
   s.add_real("bench.beta", 1.0, "beta of the attention logits (identity Q, K, V) and of E_beta (kernel circle)");
   s.add_int("bench.width", 2048, "MLP width m (kernel mlp)", 1);
   s.add_choice("bench.activation", "relu", activation_names(), "MLP activation (kernel mlp)");
@@ -46,6 +49,26 @@ DeckSchema bench_schema() {
   s.add_int("bench.m", 16, "markov: embedding width m = m_k", 1, 1 << 16);
   return s;
 }
+
+namespace {
+
+// DGEMM GFLOP/s of all ranks together: each rank multiplies 1024 x 1024 matrices (best of 3).
+double dgemm_rate(const Comm& comm) {
+  const int n = 1024;
+  std::vector<double> a(static_cast<std::size_t>(n) * n), b(a.size()), c(a.size(), 0.0);
+  for (std::size_t k = 0; k < a.size(); ++k) a[k] = std::sin(0.001 * k), b[k] = std::cos(0.002 * k);
+  double best = 1e300;
+  for (int r = 0; r < 3; ++r) {
+    TOKDYN_MPI_CHECK(MPI_Barrier(comm.get()));
+    const double t0 = MPI_Wtime();
+    gemm_nn(n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c.data(), n);
+    TOKDYN_MPI_CHECK(MPI_Barrier(comm.get()));
+    best = std::min(best, MPI_Wtime() - t0);
+  }
+  return comm.size() * 2.0 * n * n * n / best * 1e-9;
+}
+
+}  // namespace
 
 void run_bench(const Comm& comm, const Deck& deck) {
   set_blas_threads(static_cast<int>(deck.get_int("bench.blas_threads")));
@@ -90,6 +113,7 @@ void run_bench(const Comm& comm, const Deck& deck) {
     c.comm = comm.get();
     c.partition = partition;
     c.tile = tile;
+    c.symmetric = deck.get_bool("bench.symmetric");
     c.weights = identity_attention_weights(d, deck.get_real("bench.beta"));
     const std::string style = deck.get_text("bench.style");
     attention = attention_styles().make(style, c);
@@ -167,6 +191,24 @@ void run_bench(const Comm& comm, const Deck& deck) {
   if (unit == "pairs" && kernel == "attention") {
     std::snprintf(line, sizeof line, "  = %.4g points/s (N points per pass)", static_cast<double>(n) / best);
     comm.print(line);
+  }
+  if (unit == "pairs") {
+    // Fraction of peak: the flops of the tiles' matrix products per ordered pair (general ring: logits 2d and
+    // value sums 2d; half ring: per unordered pair a Gram entry 2d and two value sums 2(d + 1), halved;
+    // statistics: a Gram entry 2d per unordered pair) against this machine's DGEMM rate on the same ranks.
+    auto* ring = dynamic_cast<RingAttention*>(attention.get());
+    const bool half = ring && ring->took_symmetric();
+    const double flops_per_pair = kernel == "statistics" ? 2.0 * d : half ? d + 2.0 * (d + 1) : ring ? 4.0 * d : 0.0;
+    if (flops_per_pair > 0) {
+      const double rate = dgemm_rate(comm);
+      std::snprintf(line, sizeof line,
+                    "  = %.4g GFLOP/s in the tiles' products (%s, %g flops a pair) = %.0f %% of this machine's DGEMM "
+                    "rate (%.4g GFLOP/s on %d rank%s, 1024^3 products)",
+                    work / best * flops_per_pair * 1e-9,
+                    kernel == "statistics" ? "Gram tiles" : half ? "half ring" : "general ring", flops_per_pair,
+                    100 * work / best * flops_per_pair * 1e-9 / rate, rate, comm.size(), comm.size() == 1 ? "" : "s");
+      comm.print(line);
+    }
   }
   // Peak resident memory of the largest rank: O((N/P) d) plus tiles, never N x N.
   rusage usage{};

@@ -28,7 +28,8 @@ TokenStudy::TokenStudy(const Comm& comm, const Deck& deck)
       d_(static_cast<int>(deck.get_int("model.d"))), tile_(static_cast<int>(deck.get_int("run.tile"))),
       bins_(static_cast<int>(deck.get_int("diagnostics.bins"))), horizon_(deck.get_real("model.T")),
       beta_(deck.get_real("attention.beta")), partition_(n_, comm.size()), attention_(attention_spec_from_deck(deck)),
-      tokens_(token_source_from_deck(deck)), cadence_(token_cadence_from_deck(deck)) {}
+      tokens_(token_source_from_deck(deck)), cadence_(token_cadence_from_deck(deck)),
+      sampling_(pair_sampling_from_deck(deck)) {}
 
 MemoryEstimate TokenStudy::token_memory() const {
   MemoryEstimate memory;
@@ -39,6 +40,7 @@ MemoryEstimate TokenStudy::token_memory() const {
 RunState& TokenStudy::setup() {
   dynamics_ = dynamics();
   statistics_ = std::make_unique<PairStatisticsPass>(comm_.get(), partition_, d_, beta_, bins_, tile_);
+  statistics_->set_sampling(sampling_);
   state_ = std::make_unique<TokenRun>(comm_, partition_, d_, layers_, *dynamics_, *statistics_, cadence_, beta_,
                                       [this](std::vector<double>& x) { initial_tokens(tokens_, comm_, partition_, d_, x); });
   return *state_;

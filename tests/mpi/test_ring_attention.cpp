@@ -3,12 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 
 #include "reference.hpp"
 #include "tokdyn/studies/keys.hpp"
 #include "tokdyn/attention/attention.hpp"
+#include "tokdyn/attention/ring_attention.hpp"
 #include "tokdyn/core/comm.hpp"
 #include "tokdyn/core/deck.hpp"
+#include "tokdyn/diagnostics/pair_statistics.hpp"
 #include "tokdyn/sphere/sphere.hpp"
 
 using namespace tokdyn;
@@ -88,4 +91,129 @@ TEST(RingAttention, IdentityWeightsGiveTheMeanForBetaZero) {
     for (int a = 0; a < d; ++a) mean[a] += all[j * d + a] / n;
   for (std::int64_t i = 0; i < count; ++i)
     for (int a = 0; a < d; ++a) EXPECT_NEAR(out[i * d + a], mean[a], 1e-15);
+}
+
+namespace {
+
+// Logits beta q k <x_i, x_j> (the half ring's case) with Gaussian values.
+AttentionWeights scalar_logit_weights(int d, double beta, double q, double k, MPI_Comm comm) {
+  AttentionWeights w = random_weights(d, beta, comm);
+  w.query.assign(static_cast<std::size_t>(d) * d, 0.0);
+  w.key = w.query;
+  for (int a = 0; a < d; ++a) w.query[a * d + a] = q, w.key[a * d + a] = k;
+  return w;
+}
+
+struct SymmetricCase {
+  std::vector<double> all, local;
+  std::int64_t begin = 0, count = 0;
+};
+SymmetricCase symmetric_case(std::int64_t n, int d, const Comm& comm, double spread) {
+  SymmetricCase s;
+  const Partition part(n, comm.size());
+  s.all.resize(n * d);
+  sample_uniform_sphere(78, 0, n, d, s.all.data());
+  // Norms between 1 - spread and 1 + spread: off the sphere too (the shift uses every token's own norm).
+  for (std::int64_t i = 0; i < n; ++i)
+    for (int a = 0; a < d; ++a) s.all[i * d + a] *= 1 + spread * std::sin(0.7 * i);
+  s.begin = part.begin(comm.rank());
+  s.count = part.count(comm.rank());
+  s.local.assign(s.all.begin() + s.begin * d, s.all.begin() + (s.begin + s.count) * d);
+  return s;
+}
+
+}  // namespace
+
+// The half ring (one exponential per unordered pair) equals the general ring pass and the naive
+// definition to 1e-12 of the largest entry (sums of N terms in another order, ~N eps), for SA and USA,
+// several scales c = beta q k, tiles that do and do not divide the blocks, tokens on and off the sphere.
+TEST(RingAttention, SymmetricHalfRingEqualsGeneralPass) {
+  const Comm comm;
+  for (const char* style : {"softmax", "unnormalized"})
+    for (double beta : {0.3, 2.0, 9.0})
+      for (int tile : {5, 16, 64}) {
+        const std::int64_t n = 97;
+        const int d = 4;
+        const SymmetricCase t = symmetric_case(n, d, comm, beta > 5 ? 0.0 : 0.2);
+        AttentionContext c;
+        c.comm = comm.get();
+        c.partition = Partition(n, comm.size());
+        c.weights = scalar_logit_weights(d, beta, 1.3, 0.7, comm.get());
+        c.tile = tile;
+        auto half = attention_styles().make(style, c);
+        c.symmetric = false;
+        auto general = attention_styles().make(style, c);
+        std::vector<double> a(t.count * d), b(a.size());
+        half->apply(t.local.data(), a.data());
+        general->apply(t.local.data(), b.data());
+        EXPECT_TRUE(dynamic_cast<RingAttention&>(*half).took_symmetric());
+        EXPECT_FALSE(dynamic_cast<RingAttention&>(*general).took_symmetric());
+        const std::vector<double> ref = test::naive_attention(t.all, n, c.weights, std::string(style) == "softmax");
+        double scale = 0;
+        for (double v : ref) scale = std::max(scale, std::abs(v));
+        for (std::int64_t i = 0; i < t.count * d; ++i) {
+          EXPECT_NEAR(a[i], b[i], 1e-12 * scale) << style << " beta " << beta << " tile " << tile << " at " << i;
+          EXPECT_NEAR(a[i], ref[t.begin * d + i], 1e-12 * scale) << style << " beta " << beta << " tile " << tile;
+        }
+      }
+}
+
+// Logits that are not a multiple of <x_i, x_j> (Gaussian Q, K), or causal ones, never take the half ring.
+TEST(RingAttention, GeneralLogitsKeepTheGeneralPass) {
+  const Comm comm;
+  const SymmetricCase t = symmetric_case(20, 3, comm, 0.0);
+  AttentionContext c;
+  c.comm = comm.get();
+  c.partition = Partition(20, comm.size());
+  c.weights = random_weights(3, 1.0, comm.get());
+  auto a = attention_styles().make("softmax", c);
+  std::vector<double> out(t.count * 3);
+  a->apply(t.local.data(), out.data());
+  EXPECT_FALSE(dynamic_cast<RingAttention&>(*a).took_symmetric());
+  c.weights = scalar_logit_weights(3, 1.0, 1.0, 1.0, comm.get());
+  c.causal = true;
+  auto causal = attention_styles().make("softmax", c);
+  causal->apply(t.local.data(), out.data());
+  EXPECT_FALSE(dynamic_cast<RingAttention&>(*causal).took_symmetric());
+}
+
+// The statistics formed in the attention's half-ring pass equal the statistics' own pass: histogram and
+// cluster counts exactly, E_beta and the cosines to 1e-12 (the same tiles and order: in practice the same
+// bits); the attention output kept for the next apply to the same tokens equals a fresh pass bit for bit;
+// a statistics beta other than the logits' scale is refused (the caller runs the own pass).
+TEST(RingAttention, FusedStatisticsEqualTheStandalonePass) {
+  const Comm comm;
+  for (int tile : {7, 16}) {
+    const std::int64_t n = 151;
+    const int d = 4;
+    const double beta = 2.5;
+    const SymmetricCase t = symmetric_case(n, d, comm, 0.0);
+    AttentionContext c;
+    c.comm = comm.get();
+    c.partition = Partition(n, comm.size());
+    c.weights = identity_attention_weights(d, beta);
+    c.tile = tile;
+    auto attention = attention_styles().make("softmax", c);
+    auto fresh = attention_styles().make("softmax", c);
+    PairStatisticsPass stats(comm.get(), c.partition, d, beta, 30, tile, 0.8);
+    const PairStatistics own = stats.compute(t.local.data());
+    PairStatistics fused;
+    ASSERT_TRUE(attention->statistics_pass(t.local.data(), stats, fused));
+    EXPECT_EQ(fused.histogram, own.histogram);
+    EXPECT_EQ(fused.aligned_pairs, own.aligned_pairs);
+    EXPECT_EQ(fused.antipodal_pairs, own.antipodal_pairs);
+    EXPECT_NEAR(fused.energy, own.energy, 1e-12 * own.energy);
+    EXPECT_NEAR(fused.mean_cosine, own.mean_cosine, 1e-12);
+    EXPECT_NEAR(fused.min_cosine, own.min_cosine, 1e-12);
+    EXPECT_EQ(fused.order_parameter, own.order_parameter);
+    if (comm.rank() == 0)
+      std::printf("tile %d: fused - standalone: E_beta %.3g, mean cosine %.3g, min cosine %.3g\n", tile,
+                  fused.energy - own.energy, fused.mean_cosine - own.mean_cosine, fused.min_cosine - own.min_cosine);
+    std::vector<double> kept(t.count * d), again(kept.size());
+    attention->apply(t.local.data(), kept.data());
+    fresh->apply(t.local.data(), again.data());
+    EXPECT_EQ(kept, again);
+    PairStatisticsPass other(comm.get(), c.partition, d, 1.0, 30, tile, 0.8);
+    EXPECT_FALSE(attention->statistics_pass(t.local.data(), other, fused));
+  }
 }

@@ -32,7 +32,14 @@ struct AttentionContext {
   AttentionWeights weights;
   int tile = 256;       // rows per BLAS tile
   bool causal = false;  // token i attends to tokens j <= i only (by global index; GPT-style)
+  // Logits c <x_i, x_j> (Q and K multiples of I with c = beta q k >= 0, one head, not causal, uniform
+  // masses) take the half ring: one exponential per unordered pair serves both rows. false: always the
+  // general pass (tests compare the two).
+  bool symmetric = true;
 };
+
+class PairStatisticsPass;
+struct PairStatistics;
 
 class Attention {
  public:
@@ -47,6 +54,14 @@ class Attention {
   // New weights of the same d, D and H for every later apply (a layer of a model file). InputError when a
   // style cannot take them.
   virtual void set_weights(const AttentionWeights& weights) = 0;
+  // The exact pair statistics of x formed in this style's own pass over x (the attention's output kept for
+  // the next apply to the same x, which returns it without a second pass). True when this style could (its
+  // tiles hold the cosines and E_beta's terms: logits beta <x_i, x_j> with the statistics' beta and tile);
+  // false: nothing done, the caller runs the statistics' own pass. Collective.
+  virtual bool statistics_pass(const double* x, PairStatisticsPass& statistics, PairStatistics& result) {
+    (void)x, (void)statistics, (void)result;
+    return false;
+  }
 };
 
 // What most styles keep: their context, this rank's tokens [begin, begin + n_local), and set_weights with

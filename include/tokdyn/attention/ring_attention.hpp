@@ -1,11 +1,17 @@
 // Exact attention by the ring pass with an online softmax (pairs/online_softmax.hpp), BLAS tiles for the
 // logits and the value sums, H heads, optionally causal. Memory O((N/P) D) plus one tile. Token masses
 // enter as log(N w_j) added to the logits, so uniform masses (log 1 = 0) take the unweighted path unchanged.
+// Symmetric logits c <x_i, x_j> (AttentionContext::symmetric) take the half ring instead: with
+// h_i = c |x_i|^2 / 2 and u_j = e^{h_j - M} (M = max h), e^{s_ij} = e^{h_i + M} e^{-c |x_i - x_j|^2 / 2} u_j,
+// and the one weight e^{-c |x_i - x_j|^2 / 2} <= 1 of a pair serves row i (with u_j V x_j) and row j
+// (with u_i V x_i): no running maximum, no rescaling, half the exponentials and logits.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "tokdyn/attention/attention.hpp"
+#include "tokdyn/pairs/half_ring.hpp"
 #include "tokdyn/pairs/online_softmax.hpp"
 #include "tokdyn/pairs/ring_pass.hpp"
 
@@ -17,8 +23,18 @@ class RingAttention : public AttentionStyle {
   RingAttention(const AttentionContext& context, bool normalized);
   void apply(const double* x, double* out) override;
   void set_masses(const double* masses) override;
+  void set_weights(const AttentionWeights& weights) override;
+  bool statistics_pass(const double* x, PairStatisticsPass& statistics, PairStatistics& result) override;
+  // Whether the last apply took the half ring (for tests and the bench).
+  bool took_symmetric() const { return took_symmetric_; }
 
  private:
+  // c when the weights give logits c <x_i, x_j> with c >= 0 and the context allows the half ring.
+  std::optional<double> symmetric_scale() const;
+  // The half-ring pass (out [n_local, D]); with statistics, their sums of the same tiles. False (nothing
+  // written) when the tokens' norms are too far apart for one shift (max h - min h > 600). Collective.
+  bool apply_symmetric(const double* x, double* out, PairStatisticsPass* statistics);
+
   bool normalized_;
   RingPass ring_;
   int width_;                        // D
@@ -28,6 +44,16 @@ class RingAttention : public AttentionStyle {
   std::vector<double> keys_values_;
   bool uniform_ = true;  // every log mass is 0 (decided collectively): no add to the logits
   OnlineSoftmax softmax_;
+  // The half ring (symmetric logits): c, the pass, the travelling block [n_local, d] tokens, [n_local] h,
+  // [n_local, D + 1] (u_j V x_j, u_j); the row sums [n_local, D + 1] of own visits and of the others'.
+  std::optional<double> scale_;
+  std::optional<HalfRing> half_;
+  std::vector<double> packed_, rows_acc_, home_acc_;
+  std::vector<double> gram_, weights_;  // [tile, tile]
+  bool took_symmetric_ = false;
+  // The output of statistics_pass for x, returned by the next apply to the same x.
+  std::vector<double> cached_x_, cached_out_;
+  bool cached_ = false;
 };
 
 // Softmax self-attention (SA): sum_j e^{s_ij} V x_j / sum_k e^{s_ik}.

@@ -21,4 +21,10 @@ inline void gemm_nn(int m, int n, int k, double alpha, const double* a, int lda,
   cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
+// C[m, n] = alpha * A[k, m]^T * B[k, n] + beta * C, row-major.
+inline void gemm_tn(int m, int n, int k, double alpha, const double* a, int lda, const double* b, int ldb,
+                    double beta, double* c, int ldc) {
+  cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
 }  // namespace tokdyn

@@ -6,6 +6,8 @@
 
 namespace tokdyn {
 
+class Attention;
+
 class Dynamics {
  public:
   virtual ~Dynamics() = default;
@@ -16,6 +18,9 @@ class Dynamics {
   // Work of one step for the throughput line, and its unit ("pairs" for attention).
   virtual double work_per_step() const = 0;
   virtual std::string work_unit() const = 0;
+  // The attention a step applies first to the tokens it is given (null: none), so that diagnostics of
+  // those tokens can be fused with its pass (Attention::statistics_pass).
+  virtual Attention* attention() const { return nullptr; }
 };
 
 }  // namespace tokdyn

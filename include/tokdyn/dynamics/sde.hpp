@@ -46,6 +46,7 @@ class SdeScheme : public Dynamics {
   std::string work_unit() const override { return attention_ ? "pairs" : "token-steps"; }
   double dt() const { return params_.horizon / static_cast<double>(params_.steps); }
   std::int64_t modes() const { return field_ ? field_->modes() : 0; }
+  Attention* attention() const override { return attention_.get(); }
 
  protected:
   // out = P_x a Attn(x) [n_local, d] (zero without attention). Collective.

@@ -31,6 +31,7 @@ class Transformer final : public Dynamics {
   double time(std::int64_t layer) const override { return layer * dt(); }
   double work_per_step() const override;
   std::string work_unit() const override { return attention_ ? "pairs" : "token-layers"; }
+  Attention* attention() const override { return attention_.get(); }
 
   double dt() const { return params_.horizon / static_cast<double>(params_.layers); }
 

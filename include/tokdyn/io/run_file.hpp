@@ -48,6 +48,7 @@ class RunFile {
   // A fixed dataset under /diagnostics (e.g. histogram bin edges), written once.
   void write_diagnostics_constant(const std::string& name, const std::vector<double>& values);
   void set_diagnostics_attribute(const std::string& name, double value);
+  void set_diagnostics_attribute(const std::string& name, const std::string& value);
 
   // A group for study-specific results (/<study>/*), created on first use (found again after a restart).
   hid_t study_group(const std::string& name);

@@ -37,6 +37,8 @@ void add_model_keys(DeckSchema& schema, const ModelKeys& keys = {});
 // [diagnostics] every, snapshot_every, bins.
 void add_diagnostics_keys(DeckSchema& schema);
 TokenCadence token_cadence_from_deck(const Deck& deck);
+// diagnostics.pairs (auto resolved by model.N), diagnostics.sample_tokens, run.seed.
+PairSampling pair_sampling_from_deck(const Deck& deck);
 // [tokens] init, file, dataset (and run.seed for uniform tokens).
 void add_token_keys(DeckSchema& schema);
 TokenSource token_source_from_deck(const Deck& deck);

@@ -41,6 +41,7 @@ class TokenStudy : public Study {
   AttentionSpec attention_;
   TokenSource tokens_;
   TokenCadence cadence_;
+  PairSampling sampling_;
 
  private:
   std::unique_ptr<Dynamics> dynamics_;

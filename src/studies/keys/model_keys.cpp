@@ -16,10 +16,24 @@ void add_diagnostics_keys(DeckSchema& s) {
   s.add_int("diagnostics.every", 1, "diagnostics every k layers (and at the last)", 1);
   s.add_int("diagnostics.snapshot_every", 0, "token snapshots every k' layers (0: first and last only)", 0);
   s.add_int("diagnostics.bins", 50, "bins of the pairwise-cosine histogram on [-1, 1]", 1, 100000);
+  s.add_choice("diagnostics.pairs", "auto", {"auto", "exact", "sampled", "off"},
+               "pair statistics (E_beta, minimum cosine, histogram): every pair, the pairs of a random token subset "
+               "(with E_beta's standard error), or none; auto: exact up to N = 65536, sampled above. |mean x| and the "
+               "mean cosine are exact in every mode");
+  s.add_int("diagnostics.sample_tokens", 4096, "sampled: expected size of the token subset (its pairs are counted)",
+            2, 1 << 20);
 }
 
 TokenCadence token_cadence_from_deck(const Deck& deck) {
   return TokenCadence{deck.get_int("diagnostics.every"), deck.get_int("diagnostics.snapshot_every")};
+}
+
+PairSampling pair_sampling_from_deck(const Deck& deck) {
+  PairSampling p;
+  p.mode = pairs_mode(deck.get_text("diagnostics.pairs"), deck.get_int("model.N"));
+  p.sample_tokens = deck.get_int("diagnostics.sample_tokens");
+  p.seed = static_cast<std::uint64_t>(deck.get_int("run.seed"));
+  return p;
 }
 
 void add_token_keys(DeckSchema& s) {
