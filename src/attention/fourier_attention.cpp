@@ -102,33 +102,6 @@ TOKDYN_VECTOR_CLONES void fourier_evaluate(std::int64_t n_local, const double* x
 
 }  // namespace
 
-std::vector<double> scaled_bessel_series(double b) {
-  const double a = std::abs(b);
-  if (a == 0) return {1.0};  // e^0 = I_0(0) = 1, I_n(0) = 0 for n >= 1
-  // I_n(a) / I_0(a) decays like e^{-n^2 / (2a)} for n << a and faster beyond, so the tail is below
-  // 1e-16 well before n = 12 sqrt(a) + 40. The ratios r_n = I_n / I_{n-1} come from the backward
-  // recurrence r_n = a / (2n + a r_{n+1}) started at r_{M+1} = 0 (Miller): stable, no overflow, and
-  // exact to round-off for n << M. The start M doubles until I_M / I_0 < 1e-40 makes that so.
-  for (int m = 40 + static_cast<int>(std::ceil(12 * std::sqrt(a)));; m *= 2) {
-    std::vector<double> rel(m + 1);  // I_n / I_0
-    double r = 0;
-    std::vector<double> ratio(m + 2, 0.0);
-    for (int n = m; n >= 1; --n) ratio[n] = r = a / (2.0 * n + a * r);
-    rel[0] = 1;
-    for (int n = 1; n <= m; ++n) rel[n] = rel[n - 1] * ratio[n];
-    if (rel[m] >= 1e-40) continue;
-    // tail[p] = 2 sum_{n > p} I_n / I_0, summed from the small end; e^a = I_0 + 2 sum_{n >= 1} I_n.
-    std::vector<double> tail(m + 1, 0.0);
-    for (int n = m - 1; n >= 0; --n) tail[n] = tail[n + 1] + 2 * rel[n + 1];
-    const double scaled_i0 = 1.0 / (1.0 + tail[0]);  // e^{-a} I_0(a)
-    int p = 0;
-    while (tail[p] > 1e-16) ++p;
-    std::vector<double> s(p + 1);
-    for (int n = 0; n <= p; ++n) s[n] = (b < 0 && n % 2 ? -1.0 : 1.0) * rel[n] * scaled_i0;
-    return s;
-  }
-}
-
 std::vector<double> circle_moments(MPI_Comm comm, std::int64_t n_local, const double* x, const double* masses,
                                    int n_max) {
   const int terms = n_max + 1;

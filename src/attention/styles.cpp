@@ -1,6 +1,8 @@
 // The list of attention styles: adding a style is its class plus one line here.
 #include "tokdyn/attention/attention.hpp"
+#include "tokdyn/attention/feature_attention.hpp"
 #include "tokdyn/attention/fourier_attention.hpp"
+#include "tokdyn/attention/harmonic_attention.hpp"
 #include "tokdyn/attention/ring_attention.hpp"
 #include "tokdyn/attention/simple_attention.hpp"
 
@@ -19,6 +21,19 @@ AttentionRegistry& registry() {
           [](const AttentionContext& c) { return std::make_unique<FourierAttention>(c, true); });
     r.add("fourier-unnormalized", "USA on the circle (d = 2, Q, K, V multiples of I) by Fourier-Bessel sums, O(N p)",
           usa, [](const AttentionContext& c) { return std::make_unique<FourierAttention>(c, false); });
+    r.add("harmonic",
+          "SA on the sphere S^2 (d = 3, Q, K, V multiples of I) by spherical-harmonic sums to attention.tolerance, "
+          "O(N p^2)",
+          sa, [](const AttentionContext& c) { return std::make_unique<HarmonicAttention>(c, true); });
+    r.add("harmonic-unnormalized",
+          "USA on the sphere S^2 (d = 3, Q, K, V multiples of I) by spherical-harmonic sums, O(N p^2)", usa,
+          [](const AttentionContext& c) { return std::make_unique<HarmonicAttention>(c, false); });
+    r.add("random-features",
+          "SA in any d (one head, any Q, K, V) by attention.features positive random features, O(N M D); "
+          "unbiased sums, standard error reported",
+          sa, [](const AttentionContext& c) { return std::make_unique<FeatureAttention>(c, true); });
+    r.add("random-features-unnormalized", "USA in any d by attention.features positive random features, O(N M D)",
+          usa, [](const AttentionContext& c) { return std::make_unique<FeatureAttention>(c, false); });
     r.add("uniform", "A_ij = w_j (1/N): every token sees the mean of V x_j (causal: over j <= i), O(N)", stochastic,
           [](const AttentionContext& c) { return std::make_unique<UniformAttention>(c); });
     r.add("identity", "A = I: each token sees only V x_i", stochastic,

@@ -91,6 +91,9 @@ std::unique_ptr<Attention> make_attention(const AttentionSpec& spec, MPI_Comm co
   context.partition = partition;
   context.weights = make_attention_weights(spec.weights, d, comm);
   context.tile = tile;
+  context.tolerance = spec.tolerance;
+  context.features = spec.features;
+  context.seed = spec.weights.seed;
   return attention_styles().make(style.empty() ? spec.style : style, context);
 }
 

@@ -13,7 +13,9 @@
 #include <functional>
 
 #include "tokdyn/attention/attention.hpp"
+#include "tokdyn/attention/feature_attention.hpp"
 #include "tokdyn/attention/fourier_attention.hpp"
+#include "tokdyn/attention/harmonic_attention.hpp"
 #include "tokdyn/attention/ring_attention.hpp"
 #include "tokdyn/core/blas.hpp"
 #include "tokdyn/core/error.hpp"
@@ -37,9 +39,15 @@ DeckSchema bench_schema() {
   s.add_int("bench.warmup", 1, "untimed runs first (page faults, BLAS buffers)", 0);
   s.add_int("bench.tile", 256, "rows per BLAS tile", 1, 1 << 16);
   s.add_choice("bench.style", "softmax", attention_styles().names(),
-               "attention style (kernel attention); fourier styles need bench.d = 2 and count points, not pairs");
+               "attention style (kernel attention); fourier styles need bench.d = 2, harmonic bench.d = 3; the fast styles "
+               "count points, not pairs");
   s.add_bool("bench.symmetric", true,
              "attention: the half ring when the logits allow (identity Q, K: they do); false: the general ring pass");
+  s.add_real("bench.tolerance", 1e-12, "harmonic styles: the series' truncation tolerance (attention.tolerance)",
+             1e-16, 0.5);
+  s.add_int("bench.features", 1024, "random-features styles: the number of features (attention.features)", 2, 1 << 24);
+  s.add_int("bench.check_rows", 64,
+            "attention: rows compared with the exact sums (O(rows N d), after the timing); 0: no check", 0, 1 << 20);
   s.add_real("bench.beta", 1.0, "beta of the attention logits (identity Q, K, V) and of E_beta (kernel circle)");
   s.add_int("bench.width", 2048, "MLP width m (kernel mlp)", 1);
   s.add_choice("bench.activation", "relu", activation_names(), "MLP activation (kernel mlp)");
@@ -66,6 +74,52 @@ double dgemm_rate(const Comm& comm) {
     best = std::min(best, MPI_Wtime() - t0);
   }
   return comm.size() * 2.0 * n * n * n / best * 1e-9;
+}
+
+// The error of an exponential style's output (identity Q, K, V, logits beta <x_i, x_j>, uniform masses) against
+// the exact sums on `rows` rows spread over the global index: the rows' tokens and outputs go to every rank, each
+// rank sums over its own keys (shifted by e^{-|beta|}: the tokens are unit vectors), one MPI_Allreduce.
+// Returns {max_k |out_k - exact_k|, max_k |exact_k|} (max norms).
+std::pair<double, double> error_against_exact(const Comm& comm, const Partition& partition, int d, double beta, bool normalized,
+                           std::int64_t rows, const double* x, const double* out) {
+  const std::int64_t n = partition.n_global, begin = partition.begin(comm.rank()),
+                     n_local = partition.count(comm.rank());
+  rows = std::min(rows, n);
+  std::vector<double> picked(static_cast<std::size_t>(rows) * 2 * d, 0.0), all(picked.size());  // [rows, x | out]
+  for (std::int64_t k = 0; k < rows; ++k) {
+    const std::int64_t g = k * n / rows;
+    if (g < begin || g >= begin + n_local) continue;
+    std::copy(x + (g - begin) * d, x + (g - begin + 1) * d, picked.begin() + k * 2 * d);
+    std::copy(out + (g - begin) * d, out + (g - begin + 1) * d, picked.begin() + k * 2 * d + d);
+  }
+  TOKDYN_MPI_CHECK(MPI_Allreduce(picked.data(), all.data(), static_cast<int>(all.size()), MPI_DOUBLE, MPI_SUM,
+                                 comm.get()));
+  std::vector<double> sums(static_cast<std::size_t>(rows) * (d + 1), 0.0), global(sums.size());  // [rows, Z | U]
+  for (std::int64_t k = 0; k < rows; ++k) {
+    const double* q = all.data() + k * 2 * d;
+    double* s = sums.data() + k * (d + 1);
+    for (std::int64_t j = 0; j < n_local; ++j) {
+      const double* y = x + j * d;
+      double dot = 0;
+      for (int a = 0; a < d; ++a) dot += q[a] * y[a];
+      const double e = std::exp(beta * dot - std::abs(beta)) / static_cast<double>(n);
+      s[0] += e;
+      for (int a = 0; a < d; ++a) s[1 + a] += e * y[a];
+    }
+  }
+  TOKDYN_MPI_CHECK(MPI_Allreduce(sums.data(), global.data(), static_cast<int>(global.size()), MPI_DOUBLE, MPI_SUM,
+                                 comm.get()));
+  double error = 0, size = 0;
+  for (std::int64_t k = 0; k < rows; ++k) {
+    const double* s = global.data() + k * (d + 1);
+    const double* o = all.data() + k * 2 * d + d;
+    for (int a = 0; a < d; ++a) {
+      const double exact = normalized ? s[1 + a] / s[0] : std::exp(std::abs(beta)) * s[1 + a];
+      error = std::max(error, std::abs(o[a] - exact));
+      size = std::max(size, std::abs(exact));
+    }
+  }
+  return {error, size};
 }
 
 }  // namespace
@@ -115,12 +169,14 @@ void run_bench(const Comm& comm, const Deck& deck) {
     c.tile = tile;
     c.symmetric = deck.get_bool("bench.symmetric");
     c.weights = identity_attention_weights(d, deck.get_real("bench.beta"));
+    c.tolerance = deck.get_real("bench.tolerance");
+    c.features = static_cast<int>(deck.get_int("bench.features"));
     const std::string style = deck.get_text("bench.style");
     attention = attention_styles().make(style, c);
     once = [&] { attention->apply(x.data(), out.data()); };
-    // The ring styles visit N^2 pairs; the Fourier styles touch each point O(p) times, so points/s
-    // is their comparable rate (an exact style's points/s is its pairs/s divided by N).
-    const bool per_point = style.rfind("fourier", 0) == 0;
+    // The ring styles visit N^2 pairs; the fast styles touch each point O(p), O(p^2) or O(M) times, so
+    // points/s is their comparable rate (an exact style's points/s is its pairs/s divided by N).
+    const bool per_point = dynamic_cast<RingAttention*>(attention.get()) == nullptr;
     work = per_point ? static_cast<double>(n) : static_cast<double>(n) * n;
     unit = per_point ? "points" : "pairs";
   } else if (kernel == "statistics") {
@@ -162,9 +218,15 @@ void run_bench(const Comm& comm, const Deck& deck) {
                   comm.size() == 1 ? "" : "s", e.loss, std::sqrt(norm));
     comm.print(line);
   }
-  if (unit == "points") {
+  if (kernel == "circle" || deck.get_text("bench.style").rfind("fourier", 0) == 0) {
     std::snprintf(line, sizeof line, "  beta = %g: Fourier truncation p = %zu", deck.get_real("bench.beta"),
                   scaled_bessel_series(deck.get_real("bench.beta")).size() - 1);
+    comm.print(line);
+  }
+  if (auto* harmonic = dynamic_cast<HarmonicAttention*>(attention.get())) {
+    std::snprintf(line, sizeof line, "  beta = %g: spherical-harmonic truncation p = %d ((p + 1)^2 = %d harmonics), "
+                  "tolerance %.1e", deck.get_real("bench.beta"), harmonic->degree(),
+                  (harmonic->degree() + 1) * (harmonic->degree() + 1), deck.get_real("bench.tolerance"));
     comm.print(line);
   }
   for (std::int64_t w = 0; w < deck.get_int("bench.warmup"); ++w) once();
@@ -191,6 +253,23 @@ void run_bench(const Comm& comm, const Deck& deck) {
   if (unit == "pairs" && kernel == "attention") {
     std::snprintf(line, sizeof line, "  = %.4g points/s (N points per pass)", static_cast<double>(n) / best);
     comm.print(line);
+  }
+  if (kernel == "attention" && attention_styles().traits(deck.get_text("bench.style")).exponential &&
+      deck.get_int("bench.check_rows") > 0) {
+    const std::int64_t rows = std::min<std::int64_t>(deck.get_int("bench.check_rows"), n);
+    const auto [error, size] = error_against_exact(comm, partition, d, deck.get_real("bench.beta"),
+                                                   attention_styles().traits(deck.get_text("bench.style")).normalized,
+                                                   rows, x.data(), out.data());
+    std::snprintf(line, sizeof line,
+                  "  error against the exact sums on %lld rows: max |out - exact| = %.2e, / max |exact| = %.2e",
+                  static_cast<long long>(rows), error, size > 0 ? error / size : error);
+    comm.print(line);
+    if (auto* features = dynamic_cast<FeatureAttention*>(attention.get())) {
+      std::snprintf(line, sizeof line,
+                    "  random features: M = %lld, estimated standard error of Z_i relative to Z_i (rms over tokens) = "
+                    "%.2e", static_cast<long long>(deck.get_int("bench.features")), features->relative_stderr());
+      comm.print(line);
+    }
   }
   if (unit == "pairs") {
     // Fraction of peak: the flops of the tiles' matrix products per ordered pair (general ring: logits 2d and

@@ -115,10 +115,13 @@ TEST(AttentionStyles, TraitsHoldForTheirMatrices) {
   for (std::int64_t i = 0; i < count; ++i) std::copy(y, y + 3, x.begin() + i * d);
   for (const std::string& style : attention_styles().names()) {
     if (style.rfind("fourier", 0) == 0) continue;  // d = 2 only; covered by the Fourier tests
+    // A random estimate of e^{0.7}, not the number: covered by its own statistical tests.
+    if (style == "random-features-unnormalized") continue;
     AttentionContext c;
     c.comm = comm.get();
     c.partition = part;
     c.weights = w;
+    c.tolerance = 1e-16;  // harmonic: the series to round-off
     attention_styles().make(style, c)->apply(x.data(), out.data());
     const AttentionTraits& t = attention_styles().traits(style);
     const double expect = t.normalized ? 1.0 : std::exp(0.7);

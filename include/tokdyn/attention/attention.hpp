@@ -36,6 +36,11 @@ struct AttentionContext {
   // masses) take the half ring: one exponential per unordered pair serves both rows. false: always the
   // general pass (tests compare the two).
   bool symmetric = true;
+  // The approximate styles' accuracy knobs: the truncation tolerance of the series styles (harmonic:
+  // the neglected tail relative to e^{|b|}) and the number of random features with their seed (features).
+  double tolerance = 1e-12;
+  int features = 1024;
+  std::uint64_t seed = 7;
 };
 
 class PairStatisticsPass;
@@ -122,6 +127,8 @@ struct AttentionSpec {
   double factor = 1;
   std::string style = "softmax";
   AttentionWeightSpec weights;
+  double tolerance = 1e-12;  // series styles' truncation (AttentionContext::tolerance)
+  int features = 1024;       // random-feature styles' M (their seed is weights.seed)
   bool on() const { return enabled && factor != 0; }
   double step_factor() const { return enabled ? factor : 0.0; }
 };

@@ -13,12 +13,9 @@
 #include <vector>
 
 #include "tokdyn/attention/attention.hpp"
+#include "tokdyn/attention/bessel_series.hpp"
 
 namespace tokdyn {
-
-// Scaled Bessel functions s_n = e^{-|b|} I_n(|b|), n = 0..p, with the smallest truncation p >= 0
-// such that the neglected tail 2 sum_{n > p} I_n(|b|) is below 1e-16 I_0(|b|). (I_n(-b) = (-1)^n I_n(b).)
-std::vector<double> scaled_bessel_series(double b);
 
 // Global moments C_n = sum_j w_j e^{i n phi_j}, n = 0..n_max, as [n_max + 1, 2] (re, im), of this
 // rank's points x [n_local, 2] with masses [n_local]: local sums in index order, one MPI_Allreduce.

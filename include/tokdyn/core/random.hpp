@@ -39,6 +39,7 @@ enum class Purpose : std::uint64_t {
   symmetry_biases = 26,        // b_Q, b_K, b_V (by step, layer and kind)
   alignment_null = 27,         // random directions of the key-bias alignment's null
   pair_sample = 28,            // the tokens of the sampled pair statistics (by global token index)
+  attention_features = 29,     // the random features of the random-features attention (by feature index)
   test = 1000,      // reserved for tests
 };
 

@@ -23,7 +23,10 @@ void add_attention_keys(DeckSchema& s) {
     s.add_real(k + "_scale", 1.0, std::string("scale of ") + names[t]);
   }
   s.add_file("attention.weights_file", "", "HDF5 file with datasets Q, K, V of shape [d, d] (for type file)");
-  s.add_int("attention.seed", 7, "seed of the Gaussian Q, K, V", 0);
+  s.add_int("attention.seed", 7, "seed of the Gaussian Q, K, V and of the random features", 0);
+  s.add_real("attention.tolerance", 1e-12,
+             "harmonic styles: truncate the series where its neglected tail is below this times e^|beta|", 1e-16, 0.5);
+  s.add_int("attention.features", 1024, "random-features styles: the number M of random features", 2, 1 << 24);
 }
 
 AttentionSpec attention_spec_from_deck(const Deck& deck) {
@@ -35,6 +38,8 @@ AttentionSpec attention_spec_from_deck(const Deck& deck) {
   w.beta = deck.get_real("attention.beta");
   w.seed = static_cast<std::uint64_t>(deck.get_int("attention.seed"));
   w.file = deck.get_text("attention.weights_file");
+  a.tolerance = deck.get_real("attention.tolerance");
+  a.features = static_cast<int>(deck.get_int("attention.features"));
   for (int t = 0; t < 3; ++t) {
     const std::string k = kAttentionMatrixKeys[t];
     w.matrices[t] = {deck.get_text(k), deck.get_real(k + "_scale")};
