@@ -12,10 +12,11 @@ namespace {
 AttentionRegistry& registry() {
   static AttentionRegistry r = [] {
     AttentionRegistry r("attention style");
-    const AttentionTraits sa{true, true}, usa{false, true}, stochastic{true, false};
-    r.add("softmax", "SA: exact softmax attention, ring pass with online softmax", sa,
+    const AttentionTraits sa{true, true}, usa{false, true}, stochastic{true, false}, sa_ring{true, true, true},
+        usa_ring{false, true, true};
+    r.add("softmax", "SA: exact softmax attention, ring pass with online softmax", sa_ring,
           [](const AttentionContext& c) { return std::make_unique<SoftmaxAttention>(c); });
-    r.add("unnormalized", "USA: (1/N) sum_j exp(beta <Qx, K x_j>) V x_j, ring pass", usa,
+    r.add("unnormalized", "USA: (1/N) sum_j exp(beta <Qx, K x_j>) V x_j, ring pass", usa_ring,
           [](const AttentionContext& c) { return std::make_unique<UnnormalizedAttention>(c); });
     r.add("fourier", "SA on the circle (d = 2, Q, K, V multiples of I) by Fourier-Bessel sums, O(N p)", sa,
           [](const AttentionContext& c) { return std::make_unique<FourierAttention>(c, true); });

@@ -97,6 +97,12 @@ std::unique_ptr<Attention> make_attention(const AttentionSpec& spec, MPI_Comm co
   return attention_styles().make(style.empty() ? spec.style : style, context);
 }
 
+bool half_ring_applies(const AttentionWeightSpec& spec) {
+  const auto& q = spec.matrices[0];
+  const auto& k = spec.matrices[1];
+  return q.type == "identity" && k.type == "identity" && spec.beta * q.scale * k.scale >= 0;
+}
+
 void check_same_shape(const AttentionWeights& set, const AttentionWeights& next, const std::string& style) {
   if (next.d == set.d && next.width() == set.width() && next.heads == set.heads && next.heads > 0 &&
       next.width() % next.heads == 0)

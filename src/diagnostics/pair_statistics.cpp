@@ -4,7 +4,6 @@
 #include <cmath>
 #include <limits>
 
-#include "tokdyn/core/fast_exp.hpp"
 #include "tokdyn/pairs/energy.hpp"
 #include "tokdyn/pairs/masses.hpp"
 #include "tokdyn/pairs/pair_kernels.hpp"
@@ -105,7 +104,6 @@ void PairStatisticsPass::compute_sample(PairStatistics& out) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   std::vector<double> h(s), row(s, 0.0);
   half_beta_norms(sample_.data(), s, d_, beta_, h.data());
-  std::vector<std::int64_t> discard(kHistogramCopies * bins_);
   double upper_energy = 0, cosine_min = std::numeric_limits<double>::infinity();
   std::int64_t aligned = 0, antipodal = 0;
   for (std::int64_t i0 = 0; i0 < s; i0 += tile_) {
@@ -119,12 +117,12 @@ void PairStatisticsPass::compute_sample(PairStatistics& out) {
         const int split = static_cast<int>(std::clamp<std::int64_t>(gi - j0, 0, bj));  // columns j < i
         const int after = static_cast<int>(std::clamp<std::int64_t>(gi + 1 - j0, 0, bj));  // first j > i
         const double* gr = g + static_cast<std::size_t>(i) * bj;
-        const PairRowStatistics lower = pair_row_statistics(gr, h.data() + j0, split, beta_, h[gi], bins_,
-                                                            cluster_cosine_, discard.data(), bin_scratch_.data());
+        // j < i: only E_beta's term (token i's row sum for the standard error); the pair itself counts at j > i.
+        const double lower = pair_row_energy(gr, h.data() + j0, split, beta_, h[gi]);
         const PairRowStatistics upper =
             pair_row_statistics(gr + after, h.data() + j0 + after, bj - after, beta_, h[gi], bins_, cluster_cosine_,
                                 counts_.data(), bin_scratch_.data());
-        row[gi] += lower.energy + upper.energy;
+        row[gi] += lower + upper.energy;
         upper_energy += upper.energy;
         cosine_min = std::min(cosine_min, upper.min);
         aligned += upper.aligned;
@@ -290,21 +288,11 @@ void PairStatisticsPass::visit(const double* x, const double* block, const doubl
                                                cluster_cosine_, counts_.data(), bin_scratch_.data()));
                    continue;
                  }
-                 const double wi = packed_[n_local_ * d_ + i0 + i];
-                 const double* wj = block_masses + j0;
-                 for (int j = j_first; j < bj; ++j) {
-                   const double c = gr[j], wij = wi * wj[j];
-                   energy_sum_ += wij * -expm1_nonpositive((beta_ * c - h_own[i0 + i]) - h[j]);
-                   cosine_sum_ += wij * c;
-                   pair_mass_ += wij;
-                   // A pair with a zero mass is not in the measure: it takes no part in the minimum.
-                   if (wi > 0 && wj[j] > 0) cosine_min_ = std::min(cosine_min_, c);
-                   const int b = std::clamp(static_cast<int>(std::floor((c + 1) * 0.5 * bins_)), 0, bins_ - 1);
-                   ++counts_[b];
-                   counts_[kHistogramCopies * bins_] += c > cluster_cosine_;
-                   counts_[kHistogramCopies * bins_ + 1] += c < -cluster_cosine_;
-                   mass_counts_[b] += wij;
-                 }
+                 WeightedPairSums sums{energy_sum_, cosine_sum_, pair_mass_, cosine_min_};
+                 weighted_pair_row(gr + j_first, h + j_first, bj - j_first, beta_, h_own[i0 + i],
+                                   packed_[n_local_ * d_ + i0 + i], block_masses + j0 + j_first, bins_,
+                                   cluster_cosine_, counts_.data(), mass_counts_.data(), sums);
+                 energy_sum_ = sums.energy, cosine_sum_ = sums.cosine, pair_mass_ = sums.mass, cosine_min_ = sums.min;
                }
              });
 }

@@ -1,23 +1,32 @@
 #include "tokdyn/dynamics/token_run.hpp"
 
 #include <cmath>
+#include <limits>
 
 #include "tokdyn/attention/attention.hpp"
-#include <limits>
 
 
 namespace tokdyn {
 
-void token_memory(MemoryEstimate& memory, bool attention, const Partition& partition, int d, int tile) {
+void token_memory(MemoryEstimate& memory, const AttentionSpec* attention, const Partition& partition, int d,
+                  int tile) {
   const double n = static_cast<double>(partition.max_count()), dd = d;
   memory.add("tokens and step buffers [N/P, d] x 6", 6 * n * dd);
   memory.add("pair statistics: travelling blocks [N/P, d + 2] x 3", 3 * n * (dd + 2) + double(tile) * tile);
-  if (attention) {
-    memory.add("attention weights Q, K, V [d, d] x 3", 3 * dd * dd);
-    memory.add("attention: ring blocks [N/P, 2d + 1] x 3, queries, accumulators", n * (3 * (2 * dd + 1) + 2 * dd + 2) +
-                                                                                        double(tile) * tile);
-    // Symmetric logits: the half ring's block [N/P, 2d + 2] and its travelling copies with their accumulators
-    // [N/P, 3d + 3] x 2, the row sums [N/P, d + 1] x 2, the output kept for the next layer [N/P, 2d].
+  if (!attention) return;
+  memory.add("attention weights Q, K, V [d, d] x 3", 3 * dd * dd);
+  if (!attention_styles().traits(attention->style).ring) {
+    // The fast styles: a harmonic table of at most 1 MiB and its moments, or the random features [M, d], a tile
+    // of their exponentials [tile, M] and their moments [M, d + 1] x 2.
+    const double m = attention->features;
+    memory.add("attention, fast sums: tables, features and moments", 131072 + m * (4 * dd + 2) + tile * (m + 3 * dd));
+    return;
+  }
+  memory.add("attention: ring blocks [N/P, 2d + 1] x 3, queries, accumulators", n * (3 * (2 * dd + 1) + 2 * dd + 2) +
+                                                                                      double(tile) * tile);
+  if (half_ring_applies(attention->weights)) {
+    // The half ring's block [N/P, 2d + 2] and its travelling copies with their accumulators [N/P, 3d + 3] x 2,
+    // the row sums [N/P, d + 1] x 2, the output kept for the next layer [N/P, 2d].
     memory.add("attention, half ring: blocks, accumulators, kept output", n * (12 * dd + 10) + 2.0 * tile * tile);
   }
 }

@@ -354,11 +354,14 @@ Handle create_series(hid_t parent, const std::string& name, hid_t type, const st
   std::vector<hsize_t> shape{0}, max_shape{H5S_UNLIMITED}, chunk{1};
   for (hsize_t n : row_dims) shape.push_back(n), max_shape.push_back(n), chunk.push_back(n);
   if (row_dims.empty()) chunk[0] = 256;  // scalar series: many rows per chunk
-  // HDF5 chunks are limited to 4 GiB: split huge rows along their first dimension.
+  // Chunks of at most 4 MiB, large rows split along their first dimension: a collective write into one
+  // chunk of a whole token snapshot made every rank hold a buffer of the chunk's size (N = 10^7, d = 16:
+  // 1.2 GB more per rank). 4 MiB to 1 GiB chunks wrote at the same speed, 0.6 to 0.9 of the disk's
+  // (`tokdyn bench --bench.kernel=snapshot`, README "Performance"); 4 MiB holds the least memory.
   const hsize_t element = H5Tget_size(type);
   hsize_t bytes = element;
   for (std::size_t i = 1; i < chunk.size(); ++i) bytes *= chunk[i];
-  while (chunk.size() > 1 && bytes > (hsize_t(1) << 30)) {
+  while (chunk.size() > 1 && bytes > (hsize_t(1) << 22)) {
     chunk[1] = (chunk[1] + 1) / 2;
     bytes = (bytes + 1) / 2;
   }

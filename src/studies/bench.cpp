@@ -4,12 +4,16 @@
 // a run: it writes no file (the README's performance table quotes its lines).
 #include "tokdyn/studies/bench.hpp"
 
+#include <fcntl.h>
 #include <mpi.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 
 #include "tokdyn/attention/attention.hpp"
@@ -20,6 +24,8 @@
 #include "tokdyn/core/blas.hpp"
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/diagnostics/pair_statistics.hpp"
+#include "tokdyn/io/checkpoint.hpp"
+#include "tokdyn/io/hdf5.hpp"
 #include "tokdyn/markov/one_layer.hpp"
 #include "tokdyn/noise/random_mlp.hpp"
 #include "tokdyn/sphere/sphere.hpp"
@@ -28,11 +34,12 @@ namespace tokdyn {
 
 DeckSchema bench_schema() {
   DeckSchema s;
-  s.add_choice("bench.kernel", "attention", {"attention", "statistics", "circle", "mlp", "markov"},
+  s.add_choice("bench.kernel", "attention", {"attention", "statistics", "circle", "mlp", "markov", "snapshot"},
                "kernel: attention (N^2 pairs, or N points for the fourier styles), statistics (N(N-1)/2 "
                "pairs), circle (E_beta and mean on S^1 in O(N p), d = 2, N points), mlp (tokens x width), "
                "markov (loss and gradient of the one-layer model on the windows of bench.text_file: sequences x "
-               "positions)");
+               "positions), snapshot (one token snapshot [N, d] written collectively to an HDF5 file in bench.dir and "
+               "synced to disk, beside the same bytes written by one process: bytes)");
   s.add_int("bench.N", 4096, "number of tokens", 1, std::int64_t(1) << 40);
   s.add_int("bench.d", 16, "dimension", 2, 1 << 20);
   s.add_int("bench.repeats", 3, "timed repetitions", 1);
@@ -54,6 +61,7 @@ DeckSchema bench_schema() {
   s.add_int("bench.blas_threads", 1, "BLAS threads per rank", 1, 1024);
   s.add_file("bench.text_file", "", "markov: a UTF-8 text (tokens: its characters; d: their number)");
   s.add_int("bench.s", 32, "markov: window length s (stride 1)", 2, 1 << 20);
+  s.add_text("bench.dir", ".", "snapshot: the directory of the scratch files (removed after each repeat)");
   s.add_int("bench.m", 16, "markov: embedding width m = m_k", 1, 1 << 16);
   return s;
 }
@@ -122,6 +130,58 @@ std::pair<double, double> error_against_exact(const Comm& comm, const Partition&
   return {error, size};
 }
 
+// Flush a closed file's pages to the disk: on one node fdatasync through any descriptor writes the pages
+// that every rank's MPI-IO left in the page cache.
+void sync_file(const Comm& comm, const std::string& path) {
+  TOKDYN_MPI_CHECK(MPI_Barrier(comm.get()));
+  if (comm.rank() == 0) {
+    const int fd = ::open(path.c_str(), O_RDONLY);
+    if (fd < 0 || ::fdatasync(fd) != 0) throw SystemError("bench: cannot sync '" + path + "': " + std::strerror(errno));
+    ::close(fd);
+  }
+}
+
+// The token snapshot of a run (RunFile::write_snapshot's dataset and call): a series [1, N, d] written
+// collectively, the file closed and synced (fdatasync) so the time is the disk's, then removed.
+void write_snapshot_file(const Comm& comm, const std::string& path, const Partition& partition, int d,
+                         const double* x) {
+  {
+    h5::Handle file = h5::create_file(path, comm.get());
+    h5::Handle series = h5::create_series(file, "X", H5T_IEEE_F64LE,
+                                          {static_cast<hsize_t>(partition.n_global), static_cast<hsize_t>(d)});
+    h5::write_series_row(series, 0, H5T_NATIVE_DOUBLE, x, partition.begin(comm.rank()), partition.count(comm.rank()));
+  }
+  sync_file(comm, path);
+  TOKDYN_MPI_CHECK(MPI_Barrier(comm.get()));
+  if (comm.rank() == 0) std::remove(path.c_str());
+}
+
+// What the disk does without HDF5 or MPI-IO (dd bs=4M conv=fdatasync): rank 0 writes the same number of
+// bytes in 4 MiB blocks and syncs; the other ranks wait.
+void write_plain_file(const Comm& comm, const std::string& path, std::int64_t bytes) {
+  if (comm.rank() == 0) {
+    std::vector<char> block(std::size_t(4) << 20, 1);
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) throw SystemError("bench: cannot create '" + path + "': " + std::strerror(errno));
+    for (std::int64_t done = 0; done < bytes;) {
+      const std::size_t n = static_cast<std::size_t>(std::min<std::int64_t>(block.size(), bytes - done));
+      const ssize_t w = ::write(fd, block.data(), n);
+      if (w <= 0) {
+        ::close(fd);
+        throw SystemError("bench: cannot write '" + path + "': " + std::strerror(errno));
+      }
+      done += w;
+    }
+    if (::fdatasync(fd) != 0) {
+      ::close(fd);
+      throw SystemError("bench: cannot sync '" + path + "': " + std::strerror(errno));
+    }
+    ::close(fd);
+    std::remove(path.c_str());
+  }
+  TOKDYN_MPI_CHECK(MPI_Barrier(comm.get()));
+}
+
 }  // namespace
 
 void run_bench(const Comm& comm, const Deck& deck) {
@@ -179,6 +239,11 @@ void run_bench(const Comm& comm, const Deck& deck) {
     const bool per_point = dynamic_cast<RingAttention*>(attention.get()) == nullptr;
     work = per_point ? static_cast<double>(n) : static_cast<double>(n) * n;
     unit = per_point ? "points" : "pairs";
+  } else if (kernel == "snapshot") {
+    const std::string dir = deck.get_text("bench.dir");
+    once = [&, dir] { write_snapshot_file(comm, dir + "/bench-snapshot.h5.tmp", partition, d, x.data()); };
+    work = static_cast<double>(n) * d * 8;
+    unit = "bytes";
   } else if (kernel == "statistics") {
     stats = std::make_unique<PairStatisticsPass>(comm.get(), partition, d, 1.0, 50, tile);
     once = [&] { stats->compute(x.data()); };
@@ -245,6 +310,22 @@ void run_bench(const Comm& comm, const Deck& deck) {
   std::snprintf(line, sizeof line, "best %.4f s  %.4g %s/s  (mean %.4g %s/s)", best, work / best, unit.c_str(),
                 work * repeats / total, unit.c_str());
   comm.print(line);
+  if (kernel == "snapshot") {
+    // The disk's own rate for the same bytes, best of the same repeats, in the same run.
+    const std::string path = deck.get_text("bench.dir") + "/bench-plain.tmp";
+    double plain = 1e300;
+    for (int r = 0; r < repeats; ++r) {
+      TOKDYN_MPI_CHECK(MPI_Barrier(comm.get()));
+      const double t0 = MPI_Wtime();
+      write_plain_file(comm, path, static_cast<std::int64_t>(work));
+      plain = std::min(plain, MPI_Wtime() - t0);
+    }
+    std::snprintf(line, sizeof line,
+                  "  = %.3g GB/s; the same %.3g GB written by one process in 4 MiB blocks and synced (dd bs=4M "
+                  "conv=fdatasync): %.4f s, %.3g GB/s; HDF5 snapshot / plain = %.2f",
+                  work / best * 1e-9, work * 1e-9, plain, work / plain * 1e-9, plain / best);
+    comm.print(line);
+  }
   if (kernel == "markov") {
     std::snprintf(line, sizeof line, "  = %.4g sequences/s (forward and backward)",
                   static_cast<double>(items.n_global) / best);

@@ -33,7 +33,7 @@ TokenStudy::TokenStudy(const Comm& comm, const Deck& deck)
 
 MemoryEstimate TokenStudy::token_memory() const {
   MemoryEstimate memory;
-  tokdyn::token_memory(memory, attention_.on(), partition_, d_, tile_);
+  tokdyn::token_memory(memory, attention_.on() ? &attention_ : nullptr, partition_, d_, tile_);
   return memory;
 }
 

@@ -87,6 +87,7 @@ class AttentionStyle : public Attention {
 struct AttentionTraits {
   bool normalized = true;    // rows of A sum to 1 (SA-type); false: USA-type, (1/N) sum_j e^{s_ij} ...
   bool exponential = false;  // A_ij is proportional to w_j e^{beta <Q x_i, K x_j>} (SA, USA)
+  bool ring = false;         // exact pass over all pairs: key blocks [N/P, 2d + 1] travel round the ranks
 };
 
 class AttentionRegistry : public Registry<Attention, const AttentionContext&> {
@@ -120,6 +121,9 @@ struct AttentionWeightSpec {
   std::uint64_t seed = 7;
 };
 AttentionWeights make_attention_weights(const AttentionWeightSpec& spec, int d, MPI_Comm comm);
+// Whether the exact ring styles take the half ring for these weights (Q, K identities times scales with
+// beta q k >= 0): RingAttention decides on the matrices themselves; this is its reading of a deck, for estimates.
+bool half_ring_applies(const AttentionWeightSpec& spec);
 
 // The attention sub-step: on when enabled with a non-zero factor a; style by name.
 struct AttentionSpec {

@@ -7,6 +7,7 @@
 #include <functional>
 #include <vector>
 
+#include "tokdyn/attention/attention.hpp"
 #include "tokdyn/core/comm.hpp"
 #include "tokdyn/core/partition.hpp"
 #include "tokdyn/diagnostics/pair_statistics.hpp"
@@ -17,8 +18,8 @@
 namespace tokdyn {
 
 // The large arrays per rank of a token run (tokens, step buffers, attention weights and ring blocks, the
-// pair statistics' travelling block), for the memory check. attention: whether the attention sub-step is on.
-void token_memory(MemoryEstimate& memory, bool attention, const Partition& partition, int d, int tile);
+// pair statistics' travelling block), for the memory check. attention: the attention sub-step, null when off.
+void token_memory(MemoryEstimate& memory, const AttentionSpec* attention, const Partition& partition, int d, int tile);
 
 struct TokenCadence {
   std::int64_t every = 1;           // diagnostics every k layers (and at the last)

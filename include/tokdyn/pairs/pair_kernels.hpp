@@ -29,6 +29,21 @@ inline constexpr int kHistogramCopies = 4;
 // bins]; scratch: [n] ints.
 PairRowStatistics pair_row_statistics(const double* c, const double* h, int n, double beta, double h_row, int bins,
                                       double cluster_cosine, std::int64_t* counts, int* scratch);
+// E_beta's term of the same pairs alone, sum_j -expm1(beta c_j - h_row - h_j) (the same bits as
+// pair_row_statistics' energy).
+double pair_row_energy(const double* c, const double* h, int n, double beta, double h_row);
+
+// The same pairs with masses, w_row w_j per pair (one pair after another, not vectorised: the mass histogram
+// is a scatter): sums += the mass-weighted E_beta term, cosine, mass and minimum over pairs of positive mass;
+// counts[bin] += 1 (one histogram copy), counts[kHistogramCopies bins + 0, 1] += aligned, antipodal pairs,
+// mass_counts[bin] += w_row w_j.
+struct WeightedPairSums {
+  double energy = 0, cosine = 0, mass = 0, min = 0;
+};
+void weighted_pair_row(const double* c, const double* h, int n, double beta, double h_row, double w_row,
+                       const double* w, int bins, double cluster_cosine, std::int64_t* counts, double* mass_counts,
+                       WeightedPairSums& sums);
+
 // The attention weights of the same pairs, w_j = e^{beta c_j - h_row - h_j} = e^{-beta |x_i - x_j|^2 / 2},
 // formed as 1 + expm1 of the same argument (so E_beta's term comes free): weights only, or weights and the
 // statistics of pair_row_statistics, the same bits either way.
