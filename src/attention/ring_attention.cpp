@@ -18,7 +18,7 @@ RingAttention::RingAttention(const AttentionContext& context, bool normalized)
       normalized_(normalized),
       ring_(context.comm, context.partition, 2 * context.weights.width() + 1),
       width_(context.weights.width()),
-      softmax_(n_local_, context.weights.heads, context.weights.head_dim(), context.tile) {
+      softmax_(n_local_, context.weights.heads, context.weights.head_dim(), context.tile, context.single_tiles) {
   const std::size_t n = n_local_, D = width_;
   queries_.resize(n * D);
   keys_values_.assign(n * (2 * D + 1), 0.0);  // log masses 0: uniform
@@ -27,7 +27,7 @@ RingAttention::RingAttention(const AttentionContext& context, bool normalized)
 
 std::optional<double> RingAttention::symmetric_scale() const {
   const AttentionWeights& w = context_.weights;
-  if (!context_.symmetric || context_.causal || w.heads != 1) return std::nullopt;
+  if (!context_.symmetric || context_.causal || w.heads != 1 || context_.single_tiles) return std::nullopt;
   // Q = q I and K = k I exactly: the logits are c <x_i, x_j>, c = beta q k.
   const int d = w.d;
   if (w.width() != d) return std::nullopt;

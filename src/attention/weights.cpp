@@ -93,6 +93,7 @@ std::unique_ptr<Attention> make_attention(const AttentionSpec& spec, MPI_Comm co
   context.tile = tile;
   context.tolerance = spec.tolerance;
   context.features = spec.features;
+  context.single_tiles = spec.single_tiles;
   context.seed = spec.weights.seed;
   return attention_styles().make(style.empty() ? spec.style : style, context);
 }

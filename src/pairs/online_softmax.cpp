@@ -13,12 +13,17 @@ namespace {
 constexpr double kMinusInf = -std::numeric_limits<double>::infinity();
 }
 
-OnlineSoftmax::OnlineSoftmax(std::int64_t n, int heads, int head_dim, int tile)
-    : n_(n), heads_(heads), head_dim_(head_dim), width_(heads * head_dim), tile_size_(tile) {
+OnlineSoftmax::OnlineSoftmax(std::int64_t n, int heads, int head_dim, int tile, bool single)
+    : n_(n), heads_(heads), head_dim_(head_dim), width_(heads * head_dim), tile_size_(tile), single_(single) {
   acc_.resize(static_cast<std::size_t>(n_) * width_);
   max_.resize(static_cast<std::size_t>(n_) * heads_);
   sum_.resize(max_.size());
   tile_.resize(static_cast<std::size_t>(tile_size_) * tile_size_);
+  if (single_) {
+    queries32_.resize(acc_.size());
+    tile32_.resize(tile_.size());
+    sums32_.resize(static_cast<std::size_t>(tile_size_) * head_dim_);
+  }
 }
 
 void OnlineSoftmax::reset() {
@@ -30,6 +35,11 @@ void OnlineSoftmax::reset() {
 void OnlineSoftmax::visit(const double* queries, const double* block, std::int64_t rows, const double* log_mass,
                           bool causal, std::int64_t query_begin, std::int64_t key_begin) {
   const int D = width_, H = heads_, dh = head_dim_, stride = 2 * D, tile = tile_size_;
+  if (single_) {
+    // float copies of this visit's queries and block: O((n + rows) D), against the visit's O(n rows D).
+    std::copy(queries, queries + n_ * D, queries32_.begin());
+    block32_.assign(block, block + rows * stride);
+  }
   for (std::int64_t i0 = 0; i0 < n_; i0 += tile) {
     const int bq = static_cast<int>(std::min<std::int64_t>(tile, n_ - i0));
     const std::int64_t last_query = query_begin + i0 + bq - 1;  // global index of the tile's last query
@@ -41,7 +51,14 @@ void OnlineSoftmax::visit(const double* queries, const double* block, std::int64
         const double* values = keys + D;                                              // [bk, dh], stride 2D
         double* s = tile_.data();                                                     // [bq, bk]
         // s_ij = <q_i^h, K_h x_j> (+ log(N w_j))
-        gemm_nt(bq, bk, dh, 1.0, queries + i0 * D + static_cast<std::size_t>(h) * dh, D, keys, stride, 0.0, s, bk);
+        const std::size_t head = static_cast<std::size_t>(h) * dh;
+        if (single_) {
+          sgemm_nt(bq, bk, dh, 1.0f, queries32_.data() + i0 * D + head, D, block32_.data() + j0 * stride + head,
+                   stride, 0.0f, tile32_.data(), bk);
+          std::copy(tile32_.begin(), tile32_.begin() + static_cast<std::size_t>(bq) * bk, s);
+        } else {
+          gemm_nt(bq, bk, dh, 1.0, queries + i0 * D + head, D, keys, stride, 0.0, s, bk);
+        }
         if (log_mass)
           for (int i = 0; i < bq; ++i)
             for (int j = 0; j < bk; ++j) s[static_cast<std::size_t>(i) * bk + j] += log_mass[j0 + j];
@@ -72,8 +89,16 @@ void OnlineSoftmax::visit(const double* queries, const double* block, std::int64
           l += shifted_exp_sum(si, bk, m);
         }
         // acc^h[i0:i0+bq] += weights [bq, bk] * values_h [bk, dh]
-        gemm_nn(bq, dh, bk, 1.0, s, bk, values, stride, 1.0, acc_.data() + i0 * D + static_cast<std::size_t>(h) * dh,
-                D);
+        double* acc = acc_.data() + i0 * D + head;
+        if (single_) {
+          std::copy(s, s + static_cast<std::size_t>(bq) * bk, tile32_.begin());
+          sgemm_nn(bq, dh, bk, 1.0f, tile32_.data(), bk, block32_.data() + j0 * stride + D + head, stride, 0.0f,
+                   sums32_.data(), dh);
+          for (int i = 0; i < bq; ++i)
+            for (int a = 0; a < dh; ++a) acc[static_cast<std::size_t>(i) * D + a] += sums32_[i * dh + a];
+        } else {
+          gemm_nn(bq, dh, bk, 1.0, s, bk, values, stride, 1.0, acc, D);
+        }
       }
     }
   }

@@ -52,6 +52,8 @@ DeckSchema bench_schema() {
              "attention: the half ring when the logits allow (identity Q, K: they do); false: the general ring pass");
   s.add_real("bench.tolerance", 1e-12, "harmonic styles: the series' truncation tolerance (attention.tolerance)",
              1e-16, 0.5);
+  s.add_choice("bench.precision", "float64", {"float64", "float32"},
+               "attention: the exact styles' tile products (attention.precision; float32 takes the general ring)");
   s.add_int("bench.features", 1024, "random-features styles: the number of features (attention.features)", 2, 1 << 24);
   s.add_int("bench.check_rows", 64,
             "attention: rows compared with the exact sums (O(rows N d), after the timing); 0: no check", 0, 1 << 20);
@@ -231,6 +233,7 @@ void run_bench(const Comm& comm, const Deck& deck) {
     c.weights = identity_attention_weights(d, deck.get_real("bench.beta"));
     c.tolerance = deck.get_real("bench.tolerance");
     c.features = static_cast<int>(deck.get_int("bench.features"));
+    c.single_tiles = deck.get_text("bench.precision") == "float32";
     const std::string style = deck.get_text("bench.style");
     attention = attention_styles().make(style, c);
     once = [&] { attention->apply(x.data(), out.data()); };
@@ -365,7 +368,11 @@ void run_bench(const Comm& comm, const Deck& deck) {
                     "  = %.4g GFLOP/s in the tiles' products (%s, %g flops a pair) = %.0f %% of this machine's DGEMM "
                     "rate (%.4g GFLOP/s on %d rank%s, 1024^3 products)",
                     work / best * flops_per_pair * 1e-9,
-                    kernel == "statistics" ? "Gram tiles" : half ? "half ring" : "general ring", flops_per_pair,
+                    kernel == "statistics"                    ? "Gram tiles"
+                    : half                                    ? "half ring"
+                    : deck.get_text("bench.precision") == "float32" ? "general ring, float32 tiles"
+                                                              : "general ring",
+                    flops_per_pair,
                     100 * work / best * flops_per_pair * 1e-9 / rate, rate, comm.size(), comm.size() == 1 ? "" : "s");
       comm.print(line);
     }

@@ -217,3 +217,66 @@ TEST(RingAttention, FusedStatisticsEqualTheStandalonePass) {
     EXPECT_FALSE(attention->statistics_pass(t.local.data(), other, fused));
   }
 }
+
+TEST(RingAttention, Float32TilesWithinTheirBound) {
+  // attention.precision = float32 against float64, row by row, within the bound of pairs/online_softmax.hpp:
+  // |out32 - out64| <= (c (d + 2) S + tile + 2) u W, u = 2^-24, S the row's largest sum_a |q_a k_a|, W =
+  // sum_j w_ij |V x_j| (w_ij the row's normalised weights for SA, e^{s_ij} / N for USA), c = 2 (SA) or 1 (USA).
+  // And above 1e-10 of W somewhere: the float path was taken (float64 agrees to ~1e-15).
+  const Comm comm;
+  const std::int64_t n = 300;
+  const int d = 8;
+  const double u = std::ldexp(1.0, -24);
+  std::vector<double> all(n * d);
+  sample_uniform_sphere(12, 0, n, d, all.data());
+  for (int tile : {16, 64})
+    for (bool normalized : {true, false}) {
+      AttentionContext c;
+      c.comm = comm.get();
+      c.partition = Partition(n, comm.size());
+      c.weights = random_weights(d, 1.2, comm.get());
+      c.tile = tile;
+      const std::int64_t begin = c.partition.begin(comm.rank()), count = c.partition.count(comm.rank());
+      const std::vector<double> x(all.begin() + begin * d, all.begin() + (begin + count) * d);
+      std::vector<double> out64(count * d), out32(count * d);
+      const std::string style = normalized ? "softmax" : "unnormalized";
+      attention_styles().make(style, c)->apply(x.data(), out64.data());
+      c.single_tiles = true;
+      attention_styles().make(style, c)->apply(x.data(), out32.data());
+      const AttentionWeights& w = c.weights;
+      double worst = 0, largest = 0;  // the largest |out32 - out64| / bound, and / W
+      for (std::int64_t i = 0; i < count; ++i) {
+        const double* xi = all.data() + (begin + i) * d;
+        std::vector<double> q(d, 0.0);
+        for (int a = 0; a < d; ++a)
+          for (int b = 0; b < d; ++b) q[a] += w.beta * w.query[a * d + b] * xi[b];
+        double s_max = 0, z = 0, weighted = 0;
+        for (std::int64_t j = 0; j < n; ++j) {
+          const double* xj = all.data() + j * d;
+          double s = 0, s_abs = 0, v_max = 0;
+          for (int a = 0; a < d; ++a) {
+            double k = 0, v = 0;
+            for (int b = 0; b < d; ++b) k += w.key[a * d + b] * xj[b], v += w.value[a * d + b] * xj[b];
+            s += q[a] * k, s_abs += std::abs(q[a] * k), v_max = std::max(v_max, std::abs(v));
+          }
+          s_max = std::max(s_max, s_abs);
+          z += std::exp(s);
+          weighted += std::exp(s) * v_max;
+        }
+        const double big_w = normalized ? weighted / z : weighted / static_cast<double>(n);
+        const double bound = ((normalized ? 2 : 1) * (d + 2) * s_max + tile + 2) * u * big_w;
+        for (int a = 0; a < d; ++a) {
+          const double diff = std::abs(out32[i * d + a] - out64[i * d + a]);
+          worst = std::max(worst, diff / bound);
+          largest = std::max(largest, diff / big_w);
+        }
+      }
+      double global[2] = {0, 0}, local[2] = {worst, largest};
+      TOKDYN_MPI_CHECK(MPI_Allreduce(local, global, 2, MPI_DOUBLE, MPI_MAX, comm.get()));
+      EXPECT_LE(global[0], 1.0) << style << " tile " << tile;
+      EXPECT_GT(global[1], 1e-10) << style << " tile " << tile << ": the float32 tiles were not used";
+      if (comm.rank() == 0)
+        std::printf("float32 tiles, %s, tile %d: max |out32 - out64| / bound = %.3g, / W = %.3g\n", style.c_str(),
+                    tile, global[0], global[1]);
+    }
+}

@@ -41,6 +41,9 @@ struct AttentionContext {
   double tolerance = 1e-12;
   int features = 1024;
   std::uint64_t seed = 7;
+  // The exact ring styles' tile products in float32, sums in float64 (attention.precision = float32; the
+  // general ring, never the half ring). Its error bound: pairs/online_softmax.hpp.
+  bool single_tiles = false;
 };
 
 class PairStatisticsPass;
@@ -133,6 +136,7 @@ struct AttentionSpec {
   AttentionWeightSpec weights;
   double tolerance = 1e-12;  // series styles' truncation (AttentionContext::tolerance)
   int features = 1024;       // random-feature styles' M (their seed is weights.seed)
+  bool single_tiles = false;  // attention.precision = float32 (AttentionContext::single_tiles)
   bool on() const { return enabled && factor != 0; }
   double step_factor() const { return enabled ? factor : 0.0; }
 };

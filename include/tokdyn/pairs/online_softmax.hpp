@@ -12,7 +12,13 @@ namespace tokdyn {
 class OnlineSoftmax {
  public:
   // n: query rows; heads H of head_dim d_h each (D = H d_h); tile: rows per BLAS tile of the logits.
-  OnlineSoftmax(std::int64_t n, int heads, int head_dim, int tile);
+  // single: the two tile products in float32 (queries, keys, values and weights rounded to float, sgemm),
+  // the running max, the exponentials and every sum across tiles in float64. The error against float64,
+  // per output row i and head (u = 2^-24, S = max_j sum_a |q_ia k_ja| of the row, W = sum_j w_ij |V x_j|
+  // with the row's weights w_ij, normalised for SA):
+  //   |out32 - out64| <= ((d_h + 2) S + tile + 2) u W   (USA; SA twice the logits' term: numerator and sum)
+  // about 1.6e-5 W at d_h = 16, S = 1, tile = 256 in the worst case, ~1e-7 W typically (round-off is random).
+  OnlineSoftmax(std::int64_t n, int heads, int head_dim, int tile, bool single = false);
 
   // Before the first visit of a pass: acc = 0, m = -inf, l = 0.
   void reset();
@@ -32,6 +38,8 @@ class OnlineSoftmax {
   std::vector<double> acc_;        // [n, D]
   std::vector<double> max_, sum_;  // [n, H]
   std::vector<double> tile_;       // [tile, tile] logits, then weights
+  bool single_;
+  std::vector<float> queries32_, block32_, tile32_, sums32_;  // [n, D], [rows, 2D], [tile, tile], [tile, d_h]
 };
 
 }  // namespace tokdyn

@@ -26,6 +26,9 @@ void add_attention_keys(DeckSchema& s) {
   s.add_int("attention.seed", 7, "seed of the Gaussian Q, K, V and of the random features", 0);
   s.add_real("attention.tolerance", 1e-12,
              "harmonic styles: truncate the series where its neglected tail is below this times e^|beta|", 1e-16, 0.5);
+  s.add_choice("attention.precision", "float64", {"float64", "float32"},
+               "exact styles: the tiles' products (logits, value sums) in float64 or float32 (sums across tiles, the "
+               "exponentials and the running maximum stay float64; the half ring needs float64)");
   s.add_int("attention.features", 1024, "random-features styles: the number M of random features", 2, 1 << 24);
 }
 
@@ -40,6 +43,7 @@ AttentionSpec attention_spec_from_deck(const Deck& deck) {
   w.file = deck.get_text("attention.weights_file");
   a.tolerance = deck.get_real("attention.tolerance");
   a.features = static_cast<int>(deck.get_int("attention.features"));
+  a.single_tiles = deck.get_text("attention.precision") == "float32";
   for (int t = 0; t < 3; ++t) {
     const std::string k = kAttentionMatrixKeys[t];
     w.matrices[t] = {deck.get_text(k), deck.get_real(k + "_scale")};
