@@ -27,7 +27,7 @@ RingAttention::RingAttention(const AttentionContext& context, bool normalized)
 
 std::optional<double> RingAttention::symmetric_scale() const {
   const AttentionWeights& w = context_.weights;
-  if (!context_.symmetric || context_.causal || w.heads != 1 || context_.single_tiles) return std::nullopt;
+  if (!context_.symmetric || context_.causal || w.heads != 1) return std::nullopt;
   // Q = q I and K = k I exactly: the logits are c <x_i, x_j>, c = beta q k.
   const int d = w.d;
   if (w.width() != d) return std::nullopt;
@@ -78,30 +78,34 @@ bool RingAttention::apply_symmetric(const double* x, double* out, PairStatistics
   }
   std::copy(uv, uv + n * A, rows_acc_.begin());  // the own terms, weight e^0 = 1
   if (statistics) statistics->reset_sums();
-  half_->run(
-      packed_.data(),
-      [&](const double* block, double* block_acc, std::int64_t rows, std::int64_t block_begin, const PairRange& r) {
-        const double* block_h = block + rows * d;
-        const double* block_uv = block_h + rows;
-        gram_tiles(x, block, d, r, begin_, block_begin, tile, gram_.data(),
-                   [&](std::int64_t i0, int bi, std::int64_t j0, int bj, const double* g) {
-                     double* w = weights_.data();  // [bi, bj]
-                     for (int i = 0; i < bi; ++i) {
-                       const int first = first_column(r, begin_, i0, i, block_begin, j0, bj);
-                       double* wr = w + static_cast<std::size_t>(i) * bj;
-                       std::fill(wr, wr + first, 0.0);
-                       const double* gr = g + static_cast<std::size_t>(i) * bj + first;
-                       if (statistics)
-                         statistics->add_pairs(gr, block_h + j0 + first, bj - first, h[i0 + i], wr + first);
-                       else
-                         pair_row_weights(gr, block_h + j0 + first, bj - first, c, h[i0 + i], wr + first);
-                     }
-                     // row i += sum_j w_ij (u_j V x_j, u_j); row j += sum_i w_ij (u_i V x_i, u_i)
-                     gemm_nn(bi, A, bj, 1.0, w, bj, block_uv + j0 * A, A, 1.0, rows_acc_.data() + i0 * A, A);
-                     gemm_tn(bj, A, bi, 1.0, w, bj, uv + i0 * A, A, 1.0, block_acc + j0 * A, A);
-                   });
-      },
-      home_acc_.data());
+  if (context_.single_tiles) {
+    visit_single(x, h, uv);
+  } else {
+    half_->run(
+        packed_.data(),
+        [&](const double* block, double* block_acc, std::int64_t rows, std::int64_t block_begin, const PairRange& r) {
+          const double* block_h = block + rows * d;
+          const double* block_uv = block_h + rows;
+          gram_tiles(x, block, d, r, begin_, block_begin, tile, gram_.data(),
+                     [&](std::int64_t i0, int bi, std::int64_t j0, int bj, const double* g) {
+                       double* w = weights_.data();  // [bi, bj]
+                       for (int i = 0; i < bi; ++i) {
+                         const int first = first_column(r, begin_, i0, i, block_begin, j0, bj);
+                         double* wr = w + static_cast<std::size_t>(i) * bj;
+                         std::fill(wr, wr + first, 0.0);
+                         const double* gr = g + static_cast<std::size_t>(i) * bj + first;
+                         if (statistics)
+                           statistics->add_pairs(gr, block_h + j0 + first, bj - first, h[i0 + i], wr + first);
+                         else
+                           pair_row_weights(gr, block_h + j0 + first, bj - first, c, h[i0 + i], wr + first);
+                       }
+                       // row i += sum_j w_ij (u_j V x_j, u_j); row j += sum_i w_ij (u_i V x_i, u_i)
+                       gemm_nn(bi, A, bj, 1.0, w, bj, block_uv + j0 * A, A, 1.0, rows_acc_.data() + i0 * A, A);
+                       gemm_tn(bj, A, bi, 1.0, w, bj, uv + i0 * A, A, 1.0, block_acc + j0 * A, A);
+                     });
+        },
+        home_acc_.data());
+  }
   const double n_global = static_cast<double>(context_.partition.n_global);
   for (std::int64_t i = 0; i < n; ++i) {
     const double* r = rows_acc_.data() + i * A;
@@ -118,8 +122,50 @@ bool RingAttention::apply_symmetric(const double* x, double* out, PairStatistics
   return true;
 }
 
+void RingAttention::visit_single(const double* x, const double* h, const double* uv) {
+  // The half ring with float32 tiles: the Gram entries and the two value products in float (one copy of the
+  // own rows, one of each visiting block), the weights e^{-c |x_i - x_j|^2 / 2} and every sum in double.
+  const std::int64_t n = n_local_;
+  const int d = context_.weights.d, A = width_ + 1, tile = context_.tile;
+  const double c = *scale_;
+  x32_.assign(x, x + n * d);
+  uv32_.assign(uv, uv + n * A);
+  tile32_.resize(static_cast<std::size_t>(tile) * tile);
+  sums32_.resize(static_cast<std::size_t>(tile) * A);
+  half_->run(
+      packed_.data(),
+      [&](const double* block, double* block_acc, std::int64_t rows, std::int64_t block_begin, const PairRange& r) {
+        const double* block_h = block + rows * d;
+        block32_.assign(block, block + rows * d);                       // tokens [rows, d]
+        block_uv32_.assign(block_h + rows, block_h + rows + rows * A);  // (u_j V x_j, u_j) [rows, A]
+        gram_tiles(x32_.data(), block32_.data(), d, r, begin_, block_begin, tile, tile32_.data(),
+                   [&](std::int64_t i0, int bi, std::int64_t j0, int bj, const float* g32) {
+                     double* g = gram_.data();     // [bi, bj]
+                     double* w = weights_.data();  // [bi, bj]
+                     std::copy(g32, g32 + static_cast<std::size_t>(bi) * bj, g);
+                     for (int i = 0; i < bi; ++i) {
+                       const int first = first_column(r, begin_, i0, i, block_begin, j0, bj);
+                       double* wr = w + static_cast<std::size_t>(i) * bj;
+                       std::fill(wr, wr + first, 0.0);
+                       pair_row_weights(g + static_cast<std::size_t>(i) * bj + first, block_h + j0 + first, bj - first,
+                                        c, h[i0 + i], wr + first);
+                     }
+                     float* w32 = tile32_.data();  // the Gram tile is used up: the weights in its place
+                     std::copy(w, w + static_cast<std::size_t>(bi) * bj, w32);
+                     gemm_nn(bi, A, bj, 1.0f, w32, bj, block_uv32_.data() + j0 * A, A, 0.0f, sums32_.data(), A);
+                     double* rows_acc = rows_acc_.data() + i0 * A;
+                     for (std::size_t k = 0; k < static_cast<std::size_t>(bi) * A; ++k) rows_acc[k] += sums32_[k];
+                     gemm_tn(bj, A, bi, 1.0f, w32, bj, uv32_.data() + i0 * A, A, 0.0f, sums32_.data(), A);
+                     double* acc = block_acc + j0 * A;
+                     for (std::size_t k = 0; k < static_cast<std::size_t>(bj) * A; ++k) acc[k] += sums32_[k];
+                   });
+      },
+      home_acc_.data());
+}
+
 bool RingAttention::statistics_pass(const double* x, PairStatisticsPass& statistics, PairStatistics& result) {
-  if (!scale_ || !uniform_ || !statistics.fusable(*scale_, context_.tile)) return false;
+  // Float32 tiles: the statistics' cosines would be float32 too; they keep their own float64 pass.
+  if (!scale_ || !uniform_ || context_.single_tiles || !statistics.fusable(*scale_, context_.tile)) return false;
   const std::size_t n = static_cast<std::size_t>(n_local_);
   cached_out_.resize(n * width_);
   if (!apply_symmetric(x, cached_out_.data(), &statistics)) return false;

@@ -53,7 +53,7 @@ void OnlineSoftmax::visit(const double* queries, const double* block, std::int64
         // s_ij = <q_i^h, K_h x_j> (+ log(N w_j))
         const std::size_t head = static_cast<std::size_t>(h) * dh;
         if (single_) {
-          sgemm_nt(bq, bk, dh, 1.0f, queries32_.data() + i0 * D + head, D, block32_.data() + j0 * stride + head,
+          gemm_nt(bq, bk, dh, 1.0f, queries32_.data() + i0 * D + head, D, block32_.data() + j0 * stride + head,
                    stride, 0.0f, tile32_.data(), bk);
           std::copy(tile32_.begin(), tile32_.begin() + static_cast<std::size_t>(bq) * bk, s);
         } else {
@@ -92,7 +92,7 @@ void OnlineSoftmax::visit(const double* queries, const double* block, std::int64
         double* acc = acc_.data() + i0 * D + head;
         if (single_) {
           std::copy(s, s + static_cast<std::size_t>(bq) * bk, tile32_.begin());
-          sgemm_nn(bq, dh, bk, 1.0f, tile32_.data(), bk, block32_.data() + j0 * stride + D + head, stride, 0.0f,
+          gemm_nn(bq, dh, bk, 1.0f, tile32_.data(), bk, block32_.data() + j0 * stride + D + head, stride, 0.0f,
                    sums32_.data(), dh);
           for (int i = 0; i < bq; ++i)
             for (int a = 0; a < dh; ++a) acc[static_cast<std::size_t>(i) * D + a] += sums32_[i * dh + a];

@@ -360,7 +360,7 @@ void run_bench(const Comm& comm, const Deck& deck) {
     // value sums 2d; half ring: per unordered pair a Gram entry 2d and two value sums 2(d + 1), halved;
     // statistics: a Gram entry 2d per unordered pair) against this machine's DGEMM rate on the same ranks.
     auto* ring = dynamic_cast<RingAttention*>(attention.get());
-    const bool half = ring && ring->took_symmetric();
+    const bool half = ring && ring->took_symmetric(), single = deck.get_text("bench.precision") == "float32";
     const double flops_per_pair = kernel == "statistics" ? 2.0 * d : half ? d + 2.0 * (d + 1) : ring ? 4.0 * d : 0.0;
     if (flops_per_pair > 0) {
       const double rate = dgemm_rate(comm);
@@ -368,10 +368,9 @@ void run_bench(const Comm& comm, const Deck& deck) {
                     "  = %.4g GFLOP/s in the tiles' products (%s, %g flops a pair) = %.0f %% of this machine's DGEMM "
                     "rate (%.4g GFLOP/s on %d rank%s, 1024^3 products)",
                     work / best * flops_per_pair * 1e-9,
-                    kernel == "statistics"                    ? "Gram tiles"
-                    : half                                    ? "half ring"
-                    : deck.get_text("bench.precision") == "float32" ? "general ring, float32 tiles"
-                                                              : "general ring",
+                    kernel == "statistics" ? "Gram tiles"
+                    : half ? (single ? "half ring, float32 tiles" : "half ring")
+                           : (single ? "general ring, float32 tiles" : "general ring"),
                     flops_per_pair,
                     100 * work / best * flops_per_pair * 1e-9 / rate, rate, comm.size(), comm.size() == 1 ? "" : "s");
       comm.print(line);

@@ -229,12 +229,13 @@ TEST(RingAttention, Float32TilesWithinTheirBound) {
   const double u = std::ldexp(1.0, -24);
   std::vector<double> all(n * d);
   sample_uniform_sphere(12, 0, n, d, all.data());
+  for (bool half : {false, true})  // random Q, K, V: the general ring; Q = K = V = I: the half ring
   for (int tile : {16, 64})
     for (bool normalized : {true, false}) {
       AttentionContext c;
       c.comm = comm.get();
       c.partition = Partition(n, comm.size());
-      c.weights = random_weights(d, 1.2, comm.get());
+      c.weights = half ? identity_attention_weights(d, 2.5) : random_weights(d, 1.2, comm.get());
       c.tile = tile;
       const std::int64_t begin = c.partition.begin(comm.rank()), count = c.partition.count(comm.rank());
       const std::vector<double> x(all.begin() + begin * d, all.begin() + (begin + count) * d);
@@ -242,7 +243,9 @@ TEST(RingAttention, Float32TilesWithinTheirBound) {
       const std::string style = normalized ? "softmax" : "unnormalized";
       attention_styles().make(style, c)->apply(x.data(), out64.data());
       c.single_tiles = true;
-      attention_styles().make(style, c)->apply(x.data(), out32.data());
+      auto single = attention_styles().make(style, c);
+      single->apply(x.data(), out32.data());
+      EXPECT_EQ(dynamic_cast<RingAttention&>(*single).took_symmetric(), half);
       const AttentionWeights& w = c.weights;
       double worst = 0, largest = 0;  // the largest |out32 - out64| / bound, and / W
       for (std::int64_t i = 0; i < count; ++i) {
@@ -273,10 +276,11 @@ TEST(RingAttention, Float32TilesWithinTheirBound) {
       }
       double global[2] = {0, 0}, local[2] = {worst, largest};
       TOKDYN_MPI_CHECK(MPI_Allreduce(local, global, 2, MPI_DOUBLE, MPI_MAX, comm.get()));
-      EXPECT_LE(global[0], 1.0) << style << " tile " << tile;
-      EXPECT_GT(global[1], 1e-10) << style << " tile " << tile << ": the float32 tiles were not used";
+      EXPECT_LE(global[0], 1.0) << style << " tile " << tile << " half ring " << half;
+      EXPECT_GT(global[1], 1e-10) << style << " tile " << tile << " half ring " << half
+                                  << ": the float32 tiles were not used";
       if (comm.rank() == 0)
-        std::printf("float32 tiles, %s, tile %d: max |out32 - out64| / bound = %.3g, / W = %.3g\n", style.c_str(),
-                    tile, global[0], global[1]);
+        std::printf("float32 tiles, %s ring, %s, tile %d: max |out32 - out64| / bound = %.3g, / W = %.3g\n",
+                    half ? "half" : "general", style.c_str(), tile, global[0], global[1]);
     }
 }

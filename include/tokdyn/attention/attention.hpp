@@ -41,8 +41,8 @@ struct AttentionContext {
   double tolerance = 1e-12;
   int features = 1024;
   std::uint64_t seed = 7;
-  // The exact ring styles' tile products in float32, sums in float64 (attention.precision = float32; the
-  // general ring, never the half ring). Its error bound: pairs/online_softmax.hpp.
+  // The exact ring styles' tile products in float32, exponentials and sums in float64 (attention.precision =
+  // float32), in the general and the half ring. Its error bound: pairs/online_softmax.hpp.
   bool single_tiles = false;
 };
 

@@ -34,6 +34,8 @@ class RingAttention : public AttentionStyle {
   // The half-ring pass (out [n_local, D]); with statistics, their sums of the same tiles. False (nothing
   // written) when the tokens' norms are too far apart for one shift (max h - min h > 600). Collective.
   bool apply_symmetric(const double* x, double* out, PairStatisticsPass* statistics);
+  // apply_symmetric's pass with float32 tiles (AttentionContext::single_tiles): h [n_local], uv [n_local, D + 1].
+  void visit_single(const double* x, const double* h, const double* uv);
 
   bool normalized_;
   RingPass ring_;
@@ -50,6 +52,7 @@ class RingAttention : public AttentionStyle {
   std::optional<HalfRing> half_;
   std::vector<double> packed_, rows_acc_, home_acc_;
   std::vector<double> gram_, weights_;  // [tile, tile]
+  std::vector<float> x32_, uv32_, block32_, block_uv32_, tile32_, sums32_;  // float32 tiles' copies
   bool took_symmetric_ = false;
   // The output of statistics_pass for x, returned by the next apply to the same x.
   std::vector<double> cached_x_, cached_out_;

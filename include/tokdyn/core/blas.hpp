@@ -27,14 +27,19 @@ inline void gemm_tn(int m, int n, int k, double alpha, const double* a, int lda,
   cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
-// The float32 tiles of attention.precision = float32 (sums over tiles stay in double).
-inline void sgemm_nt(int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb, float beta,
-                     float* c, int ldc) {
+// The same three in float32, for the float32 tiles of attention.precision = float32 (sums across tiles stay
+// in double).
+inline void gemm_nt(int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb, float beta,
+                    float* c, int ldc) {
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
-inline void sgemm_nn(int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb, float beta,
-                     float* c, int ldc) {
+inline void gemm_nn(int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb, float beta,
+                    float* c, int ldc) {
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+inline void gemm_tn(int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb, float beta,
+                    float* c, int ldc) {
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 }  // namespace tokdyn

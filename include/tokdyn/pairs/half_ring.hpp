@@ -50,16 +50,16 @@ class HalfRing {
 // The Gram tiles of a pair range, g [bi, bj] = <x_i, y_j> for local rows x [.., d] and block rows y [.., d]
 // (one BLAS call per tile, so every pass that tiles the same range gets the same bits), skipping the tiles
 // of an own block that hold no pair i < j. tile_fn(i0, bi, j0, bj, g); first_column() gives a row's first
-// pair column within a tile.
-template <class TileFn>
-void gram_tiles(const double* x, const double* y, int d, const PairRange& r, std::int64_t row_begin,
-                std::int64_t block_begin, int tile, double* g, TileFn&& tile_fn) {
+// pair column within a tile. T: double, or float for float32 tiles.
+template <class T, class TileFn>
+void gram_tiles(const T* x, const T* y, int d, const PairRange& r, std::int64_t row_begin, std::int64_t block_begin,
+                int tile, T* g, TileFn&& tile_fn) {
   for (std::int64_t i0 = r.i_lo; i0 < r.i_hi; i0 += tile) {
     const int bi = static_cast<int>(std::min<std::int64_t>(tile, r.i_hi - i0));
     for (std::int64_t j0 = r.j_lo; j0 < r.j_hi; j0 += tile) {
       const int bj = static_cast<int>(std::min<std::int64_t>(tile, r.j_hi - j0));
       if (r.own_block && block_begin + j0 + bj - 1 <= row_begin + i0) continue;  // no pair i < j here
-      gemm_nt(bi, bj, d, 1.0, x + i0 * d, d, y + j0 * d, d, 0.0, g, bj);
+      gemm_nt(bi, bj, d, T(1), x + i0 * d, d, y + j0 * d, d, T(0), g, bj);
       tile_fn(i0, bi, j0, bj, g);
     }
   }
