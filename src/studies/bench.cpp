@@ -46,8 +46,8 @@ DeckSchema bench_schema() {
   s.add_int("bench.warmup", 1, "untimed runs first (page faults, BLAS buffers)", 0);
   s.add_int("bench.tile", 256, "rows per BLAS tile", 1, 1 << 16);
   s.add_choice("bench.style", "softmax", attention_styles().names(),
-               "attention style (kernel attention); fourier styles need bench.d = 2, harmonic bench.d = 3; the fast styles "
-               "count points, not pairs");
+               "attention style (kernel attention); fourier styles need bench.d = 2, harmonic bench.d = 3; the fast "
+               "styles count points, not pairs");
   s.add_bool("bench.symmetric", true,
              "attention: the half ring when the logits allow (identity Q, K: they do); false: the general ring pass");
   s.add_real("bench.tolerance", 1e-12, "harmonic styles: the series' truncation tolerance (attention.tolerance)",

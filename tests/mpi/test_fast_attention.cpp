@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "distributed.hpp"
 #include "reference.hpp"
 #include "tokdyn/attention/feature_attention.hpp"
 #include "tokdyn/attention/harmonic_attention.hpp"
@@ -17,31 +18,8 @@ using namespace tokdyn;
 
 namespace {
 
-AttentionContext context(std::int64_t n, const AttentionWeights& w) {
-  const Comm comm;
-  AttentionContext c;
-  c.comm = comm.get();
-  c.partition = Partition(n, comm.size());
-  c.weights = w;
-  c.tile = 64;
-  return c;
-}
 
-std::vector<double> slice(const std::vector<double>& all, const Partition& part, int width) {
-  const Comm comm;
-  const std::int64_t b = part.begin(comm.rank()), c = part.count(comm.rank());
-  return std::vector<double>(all.begin() + b * width, all.begin() + (b + c) * width);
-}
 
-// The outputs of every rank, [N, width], on every rank.
-std::vector<double> gather(const std::vector<double>& local, const Partition& part, int width) {
-  const Comm comm;
-  std::vector<double> all(part.n_global * width, 0.0), global(all.size());
-  std::copy(local.begin(), local.end(), all.begin() + part.begin(comm.rank()) * width);
-  TOKDYN_MPI_CHECK(MPI_Allreduce(all.data(), global.data(), static_cast<int>(all.size()), MPI_DOUBLE, MPI_SUM,
-                                 comm.get()));
-  return global;
-}
 
 // max |a - b| / max |b|.
 double relative_error(const std::vector<double>& a, const std::vector<double>& b) {
@@ -66,15 +44,15 @@ TEST(HarmonicAttention, EqualsTheExactSumsToItsTolerance) {
   for (double tolerance : {1e-12, 1e-6})
     for (double b : {0.5, 4.0, 20.0, -4.0}) {
       // Q = 2 I, K = 0.5 I, V = -1.5 I: logits b <x, y>, the value scale carried through.
-      AttentionContext c = context(n, scaled_identity(3, 2.0, 0.5, -1.5, b));
+      AttentionContext c = test::world_context(n, scaled_identity(3, 2.0, 0.5, -1.5, b));
       c.tolerance = tolerance;
-      const std::vector<double> x = slice(all, c.partition, 3), w = slice(mass, c.partition, 1);
+      const std::vector<double> x = test::local_rows(all, c.partition, 3), w = test::local_rows(mass, c.partition, 1);
       for (bool normalized : {true, false}) {
         auto attention = attention_styles().make(normalized ? "harmonic" : "harmonic-unnormalized", c);
         attention->set_masses(w.data());
         std::vector<double> out(x.size());
         attention->apply(x.data(), out.data());
-        const double error = relative_error(gather(out, c.partition, 3),
+        const double error = relative_error(test::gather_rows(out, c.partition, 3),
                                             test::naive_weighted_attention(all, n, c.weights, mass, normalized));
         // Z and U come out with an absolute error below (tolerance + ~p^2 eps) e^{|b|}; relative to Z (SA) or max
         // |U| (USA), both ~ e^{|b|} / (2|b|) for points spread over the sphere (and within the masses' ratio 21):
@@ -99,11 +77,12 @@ TEST(HarmonicAttention, WeightsItCannotDoAreInputErrors) {
     }
     return std::string("no error");
   };
-  EXPECT_NE(message_of(context(10, identity_attention_weights(2, 1.0))).find("model.d = 3"), std::string::npos);
+  EXPECT_NE(message_of(test::world_context(10, identity_attention_weights(2, 1.0))).find("model.d = 3"),
+            std::string::npos);
   AttentionWeights w = identity_attention_weights(3, 1.0);
   w.key[1] = 0.1;
-  EXPECT_NE(message_of(context(10, w)).find("attention.key"), std::string::npos);
-  AttentionContext c = context(10, identity_attention_weights(3, 1.0));
+  EXPECT_NE(message_of(test::world_context(10, w)).find("attention.key"), std::string::npos);
+  AttentionContext c = test::world_context(10, identity_attention_weights(3, 1.0));
   c.causal = true;
   EXPECT_NE(message_of(c).find("causal"), std::string::npos);
 }
@@ -121,15 +100,15 @@ TEST(RandomFeatureAttention, BetaZeroIsExact) {
   std::vector<double> all(n * d);
   sample_uniform_sphere(5, 0, n, d, all.data());
   const std::vector<double> mass = test::random_masses(n, 2);
-  AttentionContext c = context(n, weights);
+  AttentionContext c = test::world_context(n, weights);
   c.features = 16;
   for (bool normalized : {true, false}) {
     auto attention = attention_styles().make(normalized ? "random-features" : "random-features-unnormalized", c);
-    const std::vector<double> x = slice(all, c.partition, d), w = slice(mass, c.partition, 1);
+    const std::vector<double> x = test::local_rows(all, c.partition, d), w = test::local_rows(mass, c.partition, 1);
     attention->set_masses(w.data());
     std::vector<double> out(x.size());
     attention->apply(x.data(), out.data());
-    EXPECT_LT(relative_error(gather(out, c.partition, d),
+    EXPECT_LT(relative_error(test::gather_rows(out, c.partition, d),
                              test::naive_weighted_attention(all, n, weights, mass, normalized)),
               1e-13);
   }
@@ -155,16 +134,16 @@ TEST(RandomFeatureAttention, UnbiasedWithTheStandardErrorItReports) {
   const std::vector<double> exact = test::naive_weighted_attention(all, n, weights, mass, false);
   std::vector<double> sum(n, 0.0), sum2(n, 0.0);
   double reported = 0;
-  AttentionContext c = context(n, weights);
+  AttentionContext c = test::world_context(n, weights);
   c.features = 256;
-  const std::vector<double> x = slice(all, c.partition, d), w = slice(mass, c.partition, 1);
+  const std::vector<double> x = test::local_rows(all, c.partition, d), w = test::local_rows(mass, c.partition, 1);
   for (int s = 0; s < seeds; ++s) {
     c.seed = 1000 + s;
     FeatureAttention attention(c, false);
     attention.set_masses(w.data());
     std::vector<double> out(x.size());
     attention.apply(x.data(), out.data());
-    const std::vector<double> z = gather(out, c.partition, d);
+    const std::vector<double> z = test::gather_rows(out, c.partition, d);
     for (std::int64_t i = 0; i < n; ++i) sum[i] += z[i * d] / seeds, sum2[i] += z[i * d] * z[i * d] / seeds;
     reported += attention.relative_stderr() * attention.relative_stderr() / seeds;
   }
@@ -192,13 +171,13 @@ TEST(RandomFeatureAttention, SameResultOnEveryRankCount) {
   const int d = 6;
   std::vector<double> all(n * d);
   sample_uniform_sphere(3, 0, n, d, all.data());
-  AttentionContext c = context(n, identity_attention_weights(d, 1.5));
+  AttentionContext c = test::world_context(n, identity_attention_weights(d, 1.5));
   c.features = 64;
-  std::vector<double> local(slice(all, c.partition, d).size()), whole(all.size());
-  attention_styles().make("random-features", c)->apply(slice(all, c.partition, d).data(), local.data());
+  std::vector<double> local(test::local_rows(all, c.partition, d).size()), whole(all.size());
+  attention_styles().make("random-features", c)->apply(test::local_rows(all, c.partition, d).data(), local.data());
   AttentionContext self = c;
   self.comm = MPI_COMM_SELF;
   self.partition = Partition(n, 1);
   attention_styles().make("random-features", self)->apply(all.data(), whole.data());
-  EXPECT_LT(relative_error(gather(local, c.partition, d), whole), 1e-13);
+  EXPECT_LT(relative_error(test::gather_rows(local, c.partition, d), whole), 1e-13);
 }

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "distributed.hpp"
 #include "reference.hpp"
 #include "tokdyn/attention/fourier_attention.hpp"
 #include "tokdyn/core/comm.hpp"
@@ -23,21 +24,7 @@ AttentionWeights scaled_identity(double q, double k, double v, double beta) {
   return w;
 }
 
-AttentionContext context(std::int64_t n, const AttentionWeights& w) {
-  const Comm comm;
-  AttentionContext c;
-  c.comm = comm.get();
-  c.partition = Partition(n, comm.size());
-  c.weights = w;
-  c.tile = 16;
-  return c;
-}
 
-std::vector<double> slice(const std::vector<double>& all, const Partition& part, int width) {
-  const Comm comm;
-  const std::int64_t b = part.begin(comm.rank()), c = part.count(comm.rank());
-  return std::vector<double>(all.begin() + b * width, all.begin() + (b + c) * width);
-}
 
 double max_abs(const std::vector<double>& v) {
   double m = 0;
@@ -64,8 +51,8 @@ TEST(FourierAttention, EqualsNaiveWeightedSum) {
   const std::vector<double> mass = test::random_masses(n, 5, {2, 11, 40});
   for (double b : {0.1, 1.0, 4.0, 16.0, -4.0}) {
     // Q = 2 I, K = 0.5 I, V = -1.5 I: b = beta * 2 * 0.5, and the value scale is carried through.
-    const AttentionContext c = context(n, scaled_identity(2.0, 0.5, -1.5, b));
-    const std::vector<double> x = slice(all, c.partition, 2), w = slice(mass, c.partition, 1);
+    const AttentionContext c = test::world_context(n, scaled_identity(2.0, 0.5, -1.5, b));
+    const std::vector<double> x = test::local_rows(all, c.partition, 2), w = test::local_rows(mass, c.partition, 1);
     for (bool normalized : {true, false}) {
       auto attention = attention_styles().make(normalized ? "fourier" : "fourier-unnormalized", c);
       attention->set_masses(w.data());
@@ -84,8 +71,8 @@ TEST(FourierAttention, EqualsRingStylesWithIdentityWeights) {
   const std::int64_t n = 101;
   std::vector<double> all(n * 2);
   sample_uniform_sphere(4, 0, n, 2, all.data());
-  const AttentionContext c = context(n, identity_attention_weights(2, 3.0));
-  const std::vector<double> x = slice(all, c.partition, 2);
+  const AttentionContext c = test::world_context(n, identity_attention_weights(2, 3.0));
+  const std::vector<double> x = test::local_rows(all, c.partition, 2);
   for (const auto& [fourier, ring] : {std::pair<std::string, std::string>{"fourier", "softmax"},
                                       std::pair<std::string, std::string>{"fourier-unnormalized", "unnormalized"}}) {
     std::vector<double> a(x.size()), b(x.size());
@@ -112,17 +99,18 @@ TEST(FourierAttention, WeightsItCannotDoAreInputErrors) {
   };
   AttentionWeights w = identity_attention_weights(2, 1.0);
   w.query[1] = 1e-10;  // off-diagonal, far above 1e-14
-  EXPECT_NE(message_of(context(10, w)).find("attention.query"), std::string::npos);
+  EXPECT_NE(message_of(test::world_context(10, w)).find("attention.query"), std::string::npos);
   w = identity_attention_weights(2, 1.0);
   w.key[3] = 1.0 + 1e-12;  // diagonal not constant
-  EXPECT_NE(message_of(context(10, w)).find("attention.key"), std::string::npos);
+  EXPECT_NE(message_of(test::world_context(10, w)).find("attention.key"), std::string::npos);
   w = identity_attention_weights(2, 1.0);
   w.value[2] = -0.3;
-  EXPECT_NE(message_of(context(10, w)).find("attention.value"), std::string::npos);
-  EXPECT_NE(message_of(context(10, identity_attention_weights(3, 1.0))).find("model.d"), std::string::npos);
+  EXPECT_NE(message_of(test::world_context(10, w)).find("attention.value"), std::string::npos);
+  EXPECT_NE(message_of(test::world_context(10, identity_attention_weights(3, 1.0))).find("model.d"),
+            std::string::npos);
   w = identity_attention_weights(2, 1.0);
   w.query[0] = w.query[3] = 1.0 + 1e-15;  // inside the tolerance: accepted
-  EXPECT_EQ(message_of(context(10, w)), "no error");
+  EXPECT_EQ(message_of(test::world_context(10, w)), "no error");
 }
 
 TEST(CircleStatistics, EnergyAndMeanEqualTheDirectDoubleSum) {
@@ -131,11 +119,11 @@ TEST(CircleStatistics, EnergyAndMeanEqualTheDirectDoubleSum) {
   const Partition part(n, comm.size());
   std::vector<double> all(n * 2);
   sample_uniform_sphere(13, 0, n, 2, all.data());
-  const std::vector<double> x = slice(all, part, 2);
+  const std::vector<double> x = test::local_rows(all, part, 2);
   for (bool weighted : {false, true}) {
     const std::vector<double> mass =
         weighted ? test::random_masses(n, 8, {0, 5}) : std::vector<double>(n, 1.0 / n);
-    const std::vector<double> w = slice(mass, part, 1);
+    const std::vector<double> w = test::local_rows(mass, part, 1);
     for (double beta : {0.0, 0.5, 2.0, 10.0, 40.0}) {
       const CircleStatistics s =
           circle_statistics(comm.get(), part.count(comm.rank()), x.data(), weighted ? w.data() : nullptr, beta);

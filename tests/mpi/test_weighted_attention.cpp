@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "distributed.hpp"
 #include "reference.hpp"
 #include "tokdyn/studies/keys.hpp"
 #include "tokdyn/attention/attention.hpp"
@@ -17,16 +18,6 @@ using namespace tokdyn;
 
 namespace {
 
-AttentionContext context(std::int64_t n, const AttentionWeights& w, int tile) {
-  const Comm comm;
-  AttentionContext c;
-  c.comm = comm.get();
-  c.partition = Partition(n, comm.size());
-  c.weights = w;
-  c.tile = tile;
-  return c;
-}
-
 AttentionWeights gaussian_weights(int d, double beta) {
   DeckSchema s;
   add_attention_keys(s);
@@ -36,21 +27,15 @@ AttentionWeights gaussian_weights(int d, double beta) {
   return attention_weights_from_deck(deck, d, MPI_COMM_WORLD);
 }
 
-// This rank's slice [count, width] of a global array [n, width].
-std::vector<double> slice(const std::vector<double>& all, const Partition& part, int width) {
-  const Comm comm;
-  const std::int64_t b = part.begin(comm.rank()), c = part.count(comm.rank());
-  return std::vector<double>(all.begin() + b * width, all.begin() + (b + c) * width);
-}
 
 void check_weighted(const std::string& style, std::int64_t n, int d, int tile, double beta,
                     const std::vector<std::int64_t>& zeros) {
-  const AttentionContext c = context(n, gaussian_weights(d, beta), tile);
+  const AttentionContext c = test::world_context(n, gaussian_weights(d, beta), tile);
   std::vector<double> all(n * d);
   sample_uniform_sphere(41, 0, n, d, all.data());
   const std::vector<double> mass = test::random_masses(n, 3, zeros);
   auto attention = attention_styles().make(style, c);
-  const std::vector<double> x = slice(all, c.partition, d), w = slice(mass, c.partition, 1);
+  const std::vector<double> x = test::local_rows(all, c.partition, d), w = test::local_rows(mass, c.partition, 1);
   std::vector<double> out(x.size());
   attention->set_masses(w.data());
   attention->apply(x.data(), out.data());
@@ -89,10 +74,10 @@ TEST(WeightedRingAttention, UniformMassesGiveTheSameBits) {
     const std::int64_t n = 37;
     const int d = style.rfind("fourier", 0) == 0 ? 2 : 4;
     const AttentionContext c =
-        context(n, d == 2 ? identity_attention_weights(2, 2.5) : gaussian_weights(d, 1.7), 8);
+        test::world_context(n, d == 2 ? identity_attention_weights(2, 2.5) : gaussian_weights(d, 1.7), 8);
     std::vector<double> all(n * d);
     sample_uniform_sphere(9, 0, n, d, all.data());
-    const std::vector<double> x = slice(all, c.partition, d);
+    const std::vector<double> x = test::local_rows(all, c.partition, d);
     std::vector<double> plain(x.size()), weighted(x.size());
     attention_styles().make(style, c)->apply(x.data(), plain.data());
     auto attention = attention_styles().make(style, c);
@@ -105,7 +90,7 @@ TEST(WeightedRingAttention, UniformMassesGiveTheSameBits) {
 
 TEST(WeightedRingAttention, BadMassesAreACollectiveInputError) {
   const std::int64_t n = 20;
-  const AttentionContext c = context(n, identity_attention_weights(3, 1.0), 4);
+  const AttentionContext c = test::world_context(n, identity_attention_weights(3, 1.0), 4);
   const Comm comm;
   const std::int64_t count = c.partition.count(comm.rank()), begin = c.partition.begin(comm.rank());
   auto attention = attention_styles().make("softmax", c);
