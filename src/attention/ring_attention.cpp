@@ -7,6 +7,7 @@
 
 #include "tokdyn/core/blas.hpp"
 #include "tokdyn/core/error.hpp"
+#include "tokdyn/core/lapack.hpp"
 #include "tokdyn/diagnostics/pair_statistics.hpp"
 #include "tokdyn/pairs/masses.hpp"
 #include "tokdyn/pairs/pair_kernels.hpp"
@@ -22,28 +23,48 @@ RingAttention::RingAttention(const AttentionContext& context, bool normalized)
   const std::size_t n = n_local_, D = width_;
   queries_.resize(n * D);
   keys_values_.assign(n * (2 * D + 1), 0.0);  // log masses 0: uniform
-  scale_ = symmetric_scale();
+  find_symmetric_logits();
 }
 
-std::optional<double> RingAttention::symmetric_scale() const {
+void RingAttention::find_symmetric_logits() {
+  scale_.reset();
+  root_.clear();
   const AttentionWeights& w = context_.weights;
-  if (!context_.symmetric || context_.causal || w.heads != 1) return std::nullopt;
+  if (!context_.symmetric || context_.causal || w.heads != 1) return;
+  const int d = w.d, D = w.width();
   // Q = q I and K = k I exactly: the logits are c <x_i, x_j>, c = beta q k.
-  const int d = w.d;
-  if (w.width() != d) return std::nullopt;
-  for (int a = 0; a < d; ++a)
+  bool multiples = D == d;
+  for (int a = 0; a < d && multiples; ++a)
     for (int b = 0; b < d; ++b) {
       const std::size_t at = static_cast<std::size_t>(a) * d + b;
-      if (w.query[at] != (a == b ? w.query[0] : 0.0) || w.key[at] != (a == b ? w.key[0] : 0.0)) return std::nullopt;
+      if (w.query[at] != (a == b ? w.query[0] : 0.0) || w.key[at] != (a == b ? w.key[0] : 0.0)) multiples = false;
     }
-  const double c = w.beta * w.query[0] * w.key[0];
-  if (!(c >= 0) || !std::isfinite(c)) return std::nullopt;
-  return c;
+  if (multiples) {
+    const double c = w.beta * w.query[0] * w.key[0];
+    if (c >= 0 && std::isfinite(c)) scale_ = c;
+    return;
+  }
+  // Otherwise M = beta Q^T K [d, d]: symmetric (to 1e-14 of its largest entry) and positive semi-definite (its
+  // most negative eigenvalue within 1e-12 of the largest) makes the logits <R x_i, R x_j> with R = M^{1/2}.
+  std::vector<double> m(static_cast<std::size_t>(d) * d);
+  gemm_tn(d, d, D, w.beta, w.query.data(), d, w.key.data(), d, 0.0, m.data(), d);
+  double largest = 0, asymmetry = 0;
+  for (int a = 0; a < d; ++a)
+    for (int b = 0; b < d; ++b)
+      largest = std::max(largest, std::abs(m[a * d + b])),
+      asymmetry = std::max(asymmetry, std::abs(m[a * d + b] - m[b * d + a]));
+  if (!(largest > 0) || !std::isfinite(largest) || asymmetry > 1e-14 * largest) return;
+  for (int a = 0; a < d; ++a)
+    for (int b = 0; b < a; ++b) m[a * d + b] = m[b * d + a] = 0.5 * (m[a * d + b] + m[b * d + a]);
+  std::vector<double> root(m.size());
+  if (symmetric_sqrt(d, m.data(), root.data()) < -1e-12 * largest) return;  // indefinite: e^{s_ij} unbounded
+  root_ = std::move(root);
+  scale_ = 1.0;
 }
 
 void RingAttention::set_weights(const AttentionWeights& weights) {
   AttentionStyle::set_weights(weights);
-  scale_ = symmetric_scale();
+  find_symmetric_logits();
   cached_ = false;
 }
 
@@ -59,11 +80,14 @@ bool RingAttention::apply_symmetric(const double* x, double* out, PairStatistics
     gram_.resize(static_cast<std::size_t>(tile) * tile);
     weights_.resize(gram_.size());
   }
-  double* y = packed_.data();  // [n, d]
+  double* y = packed_.data();  // [n, d]: the tokens, or R x_i when the logits are <R x_i, R x_j> (then c = 1)
   double* h = y + n * d;       // [n]
   double* uv = h + n;          // [n, A]
-  std::copy(x, x + n * d, y);
-  half_beta_norms(x, n, d, c, h);
+  if (root_.empty())
+    std::copy(x, x + n * d, y);
+  else if (n > 0)
+    gemm_nn(static_cast<int>(n), d, d, 1.0, x, d, root_.data(), d, 0.0, y, d);  // R symmetric: y = x R
+  half_beta_norms(y, n, d, c, h);
   double range[2] = {-std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()}, all[2];
   for (std::int64_t i = 0; i < n; ++i) range[0] = std::max(range[0], h[i]), range[1] = std::max(range[1], -h[i]);
   TOKDYN_MPI_CHECK(MPI_Allreduce(range, all, 2, MPI_DOUBLE, MPI_MAX, context_.comm));
@@ -79,14 +103,14 @@ bool RingAttention::apply_symmetric(const double* x, double* out, PairStatistics
   std::copy(uv, uv + n * A, rows_acc_.begin());  // the own terms, weight e^0 = 1
   if (statistics) statistics->reset_sums();
   if (context_.single_tiles) {
-    visit_single(x, h, uv);
+    visit_single(y, h, uv);
   } else {
     half_->run(
         packed_.data(),
         [&](const double* block, double* block_acc, std::int64_t rows, std::int64_t block_begin, const PairRange& r) {
           const double* block_h = block + rows * d;
           const double* block_uv = block_h + rows;
-          gram_tiles(x, block, d, r, begin_, block_begin, tile, gram_.data(),
+          gram_tiles(y, block, d, r, begin_, block_begin, tile, gram_.data(),
                      [&](std::int64_t i0, int bi, std::int64_t j0, int bj, const double* g) {
                        double* w = weights_.data();  // [bi, bj]
                        for (int i = 0; i < bi; ++i) {
@@ -122,13 +146,13 @@ bool RingAttention::apply_symmetric(const double* x, double* out, PairStatistics
   return true;
 }
 
-void RingAttention::visit_single(const double* x, const double* h, const double* uv) {
+void RingAttention::visit_single(const double* y, const double* h, const double* uv) {
   // The half ring with float32 tiles: the Gram entries and the two value products in float (one copy of the
   // own rows, one of each visiting block), the weights e^{-c |x_i - x_j|^2 / 2} and every sum in double.
   const std::int64_t n = n_local_;
   const int d = context_.weights.d, A = width_ + 1, tile = context_.tile;
   const double c = *scale_;
-  x32_.assign(x, x + n * d);
+  x32_.assign(y, y + n * d);
   uv32_.assign(uv, uv + n * A);
   tile32_.resize(static_cast<std::size_t>(tile) * tile);
   sums32_.resize(static_cast<std::size_t>(tile) * A);
@@ -165,7 +189,8 @@ void RingAttention::visit_single(const double* x, const double* h, const double*
 
 bool RingAttention::statistics_pass(const double* x, PairStatisticsPass& statistics, PairStatistics& result) {
   // Float32 tiles: the statistics' cosines would be float32 too; they keep their own float64 pass.
-  if (!scale_ || !uniform_ || context_.single_tiles || !statistics.fusable(*scale_, context_.tile)) return false;
+  if (!scale_ || !root_.empty() || !uniform_ || context_.single_tiles || !statistics.fusable(*scale_, context_.tile))
+    return false;
   const std::size_t n = static_cast<std::size_t>(n_local_);
   cached_out_.resize(n * width_);
   if (!apply_symmetric(x, cached_out_.data(), &statistics)) return false;

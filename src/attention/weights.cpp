@@ -99,9 +99,11 @@ std::unique_ptr<Attention> make_attention(const AttentionSpec& spec, MPI_Comm co
 }
 
 bool half_ring_applies(const AttentionWeightSpec& spec) {
+  // Identities: exactly when beta q k >= 0. Gaussian or file matrices: when beta Q^T K turns out symmetric
+  // positive semi-definite, which the deck alone does not say; an estimate counts them (the larger case).
   const auto& q = spec.matrices[0];
   const auto& k = spec.matrices[1];
-  return q.type == "identity" && k.type == "identity" && spec.beta * q.scale * k.scale >= 0;
+  return q.type != "identity" || k.type != "identity" || spec.beta * q.scale * k.scale >= 0;
 }
 
 void check_same_shape(const AttentionWeights& set, const AttentionWeights& next, const std::string& style) {

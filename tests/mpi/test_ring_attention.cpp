@@ -284,3 +284,49 @@ TEST(RingAttention, Float32TilesWithinTheirBound) {
                     half ? "half" : "general", style.c_str(), tile, global[0], global[1]);
     }
 }
+
+TEST(RingAttention, SymmetricPositiveQTKTakesTheHalfRing) {
+  // Q = K = G (Gaussian): beta Q^T K = beta G^T G is symmetric positive semi-definite, the logits are
+  // <R x_i, R x_j> with R its square root, and the half ring equals the general pass and the naive sum to 1e-12.
+  // K = diag(1, -1, 1, ...) with Q = I: symmetric but indefinite, e^{s_ij} is not bounded by the rows' own
+  // terms: the general pass.
+  const Comm comm;
+  const std::int64_t n = 61;
+  const int d = 5;
+  const SymmetricCase t = symmetric_case(n, d, comm, 0.2);
+  for (const char* style : {"softmax", "unnormalized"})
+    for (bool single : {false, true}) {
+      AttentionContext c;
+      c.comm = comm.get();
+      c.partition = Partition(n, comm.size());
+      c.weights = random_weights(d, 0.8, comm.get());
+      c.weights.key = c.weights.query;
+      c.tile = 16;
+      c.single_tiles = single;
+      auto half = attention_styles().make(style, c);
+      c.symmetric = false;
+      auto general = attention_styles().make(style, c);
+      std::vector<double> a(t.count * d), b(a.size());
+      half->apply(t.local.data(), a.data());
+      general->apply(t.local.data(), b.data());
+      EXPECT_TRUE(dynamic_cast<RingAttention&>(*half).took_symmetric()) << style;
+      const std::vector<double> ref = test::naive_attention(t.all, n, c.weights, std::string(style) == "softmax");
+      double scale = 0;
+      for (double v : ref) scale = std::max(scale, std::abs(v));
+      // float32 tiles: their bound (pairs/online_softmax.hpp) is ~1e-5 of the values here; seen ~1e-7.
+      const double tolerance = single ? 1e-5 : 1e-12;
+      for (std::int64_t i = 0; i < t.count * d; ++i) {
+        EXPECT_NEAR(a[i], b[i], tolerance * scale) << style << " at " << i;
+        EXPECT_NEAR(a[i], ref[t.begin * d + i], tolerance * scale) << style << " at " << i;
+      }
+    }
+  AttentionContext c;
+  c.comm = comm.get();
+  c.partition = Partition(n, comm.size());
+  c.weights = identity_attention_weights(d, 1.0);
+  c.weights.key[d + 1] = -1;  // K = diag(1, -1, 1, 1, 1)
+  auto indefinite = attention_styles().make("softmax", c);
+  std::vector<double> out(t.count * d);
+  indefinite->apply(t.local.data(), out.data());
+  EXPECT_FALSE(dynamic_cast<RingAttention&>(*indefinite).took_symmetric());
+}

@@ -124,8 +124,9 @@ struct AttentionWeightSpec {
   std::uint64_t seed = 7;
 };
 AttentionWeights make_attention_weights(const AttentionWeightSpec& spec, int d, MPI_Comm comm);
-// Whether the exact ring styles take the half ring for these weights (Q, K identities times scales with
-// beta q k >= 0): RingAttention decides on the matrices themselves; this is its reading of a deck, for estimates.
+// Whether the exact ring styles may take the half ring for these weights (Q, K identities times scales with
+// beta q k >= 0, or other matrices: beta Q^T K may be symmetric positive semi-definite). RingAttention decides
+// on the matrices themselves; this is a deck's reading of it, for memory estimates.
 bool half_ring_applies(const AttentionWeightSpec& spec);
 
 // The attention sub-step: on when enabled with a non-zero factor a; style by name.

@@ -1,7 +1,8 @@
 // Exact attention by the ring pass with an online softmax (pairs/online_softmax.hpp), BLAS tiles for the
 // logits and the value sums, H heads, optionally causal. Memory O((N/P) D) plus one tile. Token masses
 // enter as log(N w_j) added to the logits, so uniform masses (log 1 = 0) take the unweighted path unchanged.
-// Symmetric logits c <x_i, x_j> (AttentionContext::symmetric) take the half ring instead: with
+// Symmetric logits c <x_i, x_j> (AttentionContext::symmetric; or <R x_i, R x_j> when beta Q^T K = R^2 is
+// symmetric positive semi-definite: the same with R x for x and c = 1) take the half ring instead: with
 // h_i = c |x_i|^2 / 2 and u_j = e^{h_j - M} (M = max h), e^{s_ij} = e^{h_i + M} e^{-c |x_i - x_j|^2 / 2} u_j,
 // and the one weight e^{-c |x_i - x_j|^2 / 2} <= 1 of a pair serves row i (with u_j V x_j) and row j
 // (with u_i V x_i): no running maximum, no rescaling, half the exponentials and logits.
@@ -29,13 +30,14 @@ class RingAttention : public AttentionStyle {
   bool took_symmetric() const { return took_symmetric_; }
 
  private:
-  // c when the weights give logits c <x_i, x_j> with c >= 0 and the context allows the half ring.
-  std::optional<double> symmetric_scale() const;
+  // When the context allows the half ring: scale_ = c for logits c <x_i, x_j> (Q, K multiples of I, c >= 0), or
+  // scale_ = 1 and root_ = R = M^{1/2} for logits <R x_i, R x_j> (M = beta Q^T K symmetric positive semi-definite).
+  void find_symmetric_logits();
   // The half-ring pass (out [n_local, D]); with statistics, their sums of the same tiles. False (nothing
   // written) when the tokens' norms are too far apart for one shift (max h - min h > 600). Collective.
   bool apply_symmetric(const double* x, double* out, PairStatisticsPass* statistics);
   // apply_symmetric's pass with float32 tiles (AttentionContext::single_tiles): h [n_local], uv [n_local, D + 1].
-  void visit_single(const double* x, const double* h, const double* uv);
+  void visit_single(const double* y, const double* h, const double* uv);
 
   bool normalized_;
   RingPass ring_;
@@ -49,6 +51,7 @@ class RingAttention : public AttentionStyle {
   // The half ring (symmetric logits): c, the pass, the travelling block [n_local, d] tokens, [n_local] h,
   // [n_local, D + 1] (u_j V x_j, u_j); the row sums [n_local, D + 1] of own visits and of the others'.
   std::optional<double> scale_;
+  std::vector<double> root_;  // [d, d]; empty: the tokens themselves
   std::optional<HalfRing> half_;
   std::vector<double> packed_, rows_acc_, home_acc_;
   std::vector<double> gram_, weights_;  // [tile, tile]
