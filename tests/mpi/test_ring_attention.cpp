@@ -122,6 +122,28 @@ SymmetricCase symmetric_case(std::int64_t n, int d, const Comm& comm, double spr
   return s;
 }
 
+// The half ring (context c as given) against the general pass (c.symmetric = false) and the naive sum, every
+// entry within tolerance of the largest naive entry; the half ring must have been taken.
+void expect_half_ring_equals_general(const char* style, AttentionContext c, const SymmetricCase& t, std::int64_t n,
+                                     double tolerance, const std::string& label) {
+  const int d = c.weights.d;
+  auto half = attention_styles().make(style, c);
+  c.symmetric = false;
+  auto general = attention_styles().make(style, c);
+  std::vector<double> a(t.count * d), b(a.size());
+  half->apply(t.local.data(), a.data());
+  general->apply(t.local.data(), b.data());
+  EXPECT_TRUE(dynamic_cast<RingAttention&>(*half).took_symmetric()) << style << label;
+  EXPECT_FALSE(dynamic_cast<RingAttention&>(*general).took_symmetric()) << style << label;
+  const std::vector<double> ref = test::naive_attention(t.all, n, c.weights, std::string(style) == "softmax");
+  double scale = 0;
+  for (double v : ref) scale = std::max(scale, std::abs(v));
+  for (std::int64_t i = 0; i < t.count * d; ++i) {
+    EXPECT_NEAR(a[i], b[i], tolerance * scale) << style << label << " at " << i;
+    EXPECT_NEAR(a[i], ref[t.begin * d + i], tolerance * scale) << style << label << " at " << i;
+  }
+}
+
 }  // namespace
 
 // The half ring (one exponential per unordered pair) equals the general ring pass and the naive
@@ -140,21 +162,8 @@ TEST(RingAttention, SymmetricHalfRingEqualsGeneralPass) {
         c.partition = Partition(n, comm.size());
         c.weights = scalar_logit_weights(d, beta, 1.3, 0.7, comm.get());
         c.tile = tile;
-        auto half = attention_styles().make(style, c);
-        c.symmetric = false;
-        auto general = attention_styles().make(style, c);
-        std::vector<double> a(t.count * d), b(a.size());
-        half->apply(t.local.data(), a.data());
-        general->apply(t.local.data(), b.data());
-        EXPECT_TRUE(dynamic_cast<RingAttention&>(*half).took_symmetric());
-        EXPECT_FALSE(dynamic_cast<RingAttention&>(*general).took_symmetric());
-        const std::vector<double> ref = test::naive_attention(t.all, n, c.weights, std::string(style) == "softmax");
-        double scale = 0;
-        for (double v : ref) scale = std::max(scale, std::abs(v));
-        for (std::int64_t i = 0; i < t.count * d; ++i) {
-          EXPECT_NEAR(a[i], b[i], 1e-12 * scale) << style << " beta " << beta << " tile " << tile << " at " << i;
-          EXPECT_NEAR(a[i], ref[t.begin * d + i], 1e-12 * scale) << style << " beta " << beta << " tile " << tile;
-        }
+        expect_half_ring_equals_general(style, c, t, n, 1e-12,
+                                        " beta " + std::to_string(beta) + " tile " + std::to_string(tile));
       }
 }
 
@@ -303,22 +312,8 @@ TEST(RingAttention, SymmetricPositiveQTKTakesTheHalfRing) {
       c.weights.key = c.weights.query;
       c.tile = 16;
       c.single_tiles = single;
-      auto half = attention_styles().make(style, c);
-      c.symmetric = false;
-      auto general = attention_styles().make(style, c);
-      std::vector<double> a(t.count * d), b(a.size());
-      half->apply(t.local.data(), a.data());
-      general->apply(t.local.data(), b.data());
-      EXPECT_TRUE(dynamic_cast<RingAttention&>(*half).took_symmetric()) << style;
-      const std::vector<double> ref = test::naive_attention(t.all, n, c.weights, std::string(style) == "softmax");
-      double scale = 0;
-      for (double v : ref) scale = std::max(scale, std::abs(v));
       // float32 tiles: their bound (pairs/online_softmax.hpp) is ~1e-5 of the values here; seen ~1e-7.
-      const double tolerance = single ? 1e-5 : 1e-12;
-      for (std::int64_t i = 0; i < t.count * d; ++i) {
-        EXPECT_NEAR(a[i], b[i], tolerance * scale) << style << " at " << i;
-        EXPECT_NEAR(a[i], ref[t.begin * d + i], tolerance * scale) << style << " at " << i;
-      }
+      expect_half_ring_equals_general(style, c, t, n, single ? 1e-5 : 1e-12, single ? " float32" : "");
     }
   AttentionContext c;
   c.comm = comm.get();
