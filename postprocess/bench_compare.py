@@ -64,74 +64,27 @@ check above the tolerance.
 """
 
 import argparse
-import math
 import os
 import platform
 import re
-import subprocess
 import sys
 import tempfile
-import time
+
+from bench_common import (BenchError, add_tool_options, best_of, check_minimums, check_tools, exit_status,
+                          import_torch, machine, parse_list, run_tokdyn, tokdyn_error, tokdyn_version, write_json)
 
 PROG = "bench_compare.py"
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
 TOLERANCE = 1e-12
 T_HORIZON = 1.0
 FACTOR = 1.0  # attention.factor's default: the check relies on it, the deck does not set it
 # Deck sections an override may touch (the model, attention and MLP are this script's to set).
 OVERRIDABLE = ("run", "diagnostics", "tokens")
-ORIGINAL_ENV = dict(os.environ)
 PAIR_LABELS = {"numpy_tokdyn": "NumPy - tokdyn", "pytorch_tokdyn": "PyTorch - tokdyn", "numpy_pytorch": "NumPy - PyTorch"}
 np = None  # numpy, imported in main() once the BLAS thread count is in the environment
 
 
-class BenchError(Exception):
-    """An error that ends the script with exit status 2."""
-
-
 # --------------------------------------------------------------------------------------------- tokdyn
-
-def launcher(args, ranks):
-    command = [args.mpiexec, "-n", str(ranks)]
-    if ranks > (os.cpu_count() or 1):
-        command.append("--oversubscribe")
-    return command
-
-
-def tokdyn_error(output):
-    """tokdyn's own error line if it printed one; else the last line of the program's output, skipping the
-    launcher's boxed notices (Open MPI frames them in lines of dashes) when anything else is left."""
-    for line in output.splitlines():
-        if "tokdyn: error" in line:
-            return line[line.index("tokdyn: error"):].strip()
-    own, boxed = [], False
-    for line in output.splitlines():
-        line = line.strip()
-        if len(line) >= 20 and set(line) == {"-"}:
-            boxed = not boxed
-        elif line and not boxed:
-            own.append(line)
-    lines = own or [line.strip() for line in output.splitlines() if line.strip()]
-    return lines[-1] if lines else "(no output)"
-
-
-def run_tokdyn(args, ranks, what, tokdyn_args, workdir=None):
-    """Run `mpiexec -n ranks tokdyn ...`; return (stdout and stderr together, wall seconds)."""
-    command = launcher(args, ranks) + [args.tokdyn_path] + tokdyn_args
-    env = dict(ORIGINAL_ENV, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    name = f"tokdyn {what} on {ranks} rank{'s' if ranks > 1 else ''}"
-    start = time.perf_counter()
-    try:
-        done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              errors="replace", env=env, cwd=workdir)
-    except OSError as exc:
-        raise BenchError(f"cannot run {args.mpiexec}: {exc.strerror}") from None
-    seconds = time.perf_counter() - start
-    if done.returncode != 0:
-        raise BenchError(f"{name} ({args.tokdyn}) exited with status {done.returncode}: {tokdyn_error(done.stdout)}")
-    return done.stdout, seconds
-
 
 BENCH_HEADER = re.compile(r"^bench attention softmax: N = (\d+), d = (\d+), .*?(\d+) ranks?$", re.M)
 BENCH_BEST = re.compile(r"^best (\S+) s +(\S+) pairs/s", re.M)
@@ -241,17 +194,6 @@ def torch_attention(torch, x, beta, block):
     return out
 
 
-def best_seconds(fn, repeats, warmup):
-    for _ in range(warmup):
-        fn()
-    best = math.inf
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
-
-
 def uniform_tokens(N, d, seed=1):
     x = np.random.default_rng(seed).standard_normal((N, d))
     return x / np.linalg.norm(x, axis=1, keepdims=True)
@@ -300,35 +242,6 @@ def check_agreement(args, N, work, torch):
 
 # ----------------------------------------------------------------------------------------------- main
 
-def machine():
-    model = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            model = next((x.split(":", 1)[1].strip() for x in f if x.startswith("model name")), model)
-    except OSError:
-        pass
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        usable = os.cpu_count()
-    return {"processor": model or "unknown", "cpus": os.cpu_count(), "usable_cpus": usable,
-            "system": platform.platform()}
-
-
-def tokdyn_version(args):
-    try:
-        done = subprocess.run([args.tokdyn_path, "--version"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              text=True, errors="replace", env=ORIGINAL_ENV, timeout=120)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    lines = [x.strip() for x in done.stdout.splitlines() if x.strip()]
-    if done.returncode != 0 or not lines:
-        return None
-    if lines[0].startswith("tokdyn "):
-        lines[0] = lines[0][len("tokdyn "):]
-    return "; ".join(lines)
-
-
 def rate_text(x):
     if x is None:
         return "n/a"
@@ -353,22 +266,10 @@ def markdown(rows):
     return "\n".join(out)
 
 
-def parse_sizes(value):
-    try:
-        sizes = [int(v) for v in value.split(",") if v.strip()]
-    except ValueError:
-        sizes = []
-    if not sizes or min(sizes) < 1:
-        raise BenchError(f"--N '{value}': expected a comma list of positive integers")
-    return sorted(set(sizes))
-
-
 def check_args(args):
-    args.sizes = parse_sizes(args.N)
-    for name, low in (("d", 2), ("ranks", 1), ("threads", 1), ("layers", 1), ("repeats", 1), ("warmup", 0),
-                      ("block", 1)):
-        if getattr(args, name) < low:
-            raise BenchError(f"--{name} must be >= {low}")
+    args.sizes = parse_list(args.N, "--N")
+    check_minimums(args, (("d", 2), ("ranks", 1), ("threads", 1), ("layers", 1), ("repeats", 1), ("warmup", 0),
+                          ("block", 1)))
     if not (args.beta >= 0 and args.beta <= 709.78):
         raise BenchError("--beta must be in [0, 709.78] (tokdyn's attention.beta range)")
     if not args.tolerance > 0:
@@ -383,11 +284,7 @@ def check_args(args):
         if section not in OVERRIDABLE:
             raise BenchError(f"override '{o}': only [{'], ['.join(OVERRIDABLE)}] keys may be overridden "
                              f"(N, d, beta, the layers: --N, --d, --beta, --layers)")
-    if not (os.path.isfile(args.tokdyn) and os.access(args.tokdyn, os.X_OK)):
-        raise BenchError(f"no executable tokdyn at '{args.tokdyn}' (--tokdyn PATH or TOKDYN)")
-    args.tokdyn_path = os.path.abspath(args.tokdyn)  # the transformer runs start in a temporary directory
-    if os.sep in args.mpiexec:
-        args.mpiexec = os.path.abspath(args.mpiexec)
+    check_tools(args)  # the transformer runs start in a temporary directory: absolute paths
 
 
 def import_libraries(threads):
@@ -402,11 +299,9 @@ def import_libraries(threads):
 
     np = numpy
     sys.path.insert(0, HERE)  # tokdyn_h5
-    try:
-        import torch
-    except Exception:  # ImportError, or a broken installation (OSError from a shared library)
-        return None
-    torch.set_num_threads(threads)
+    torch = import_torch()
+    if torch is not None:
+        torch.set_num_threads(threads)
     return torch
 
 
@@ -414,7 +309,7 @@ def bench(args):
     check_args(args)
     torch = import_libraries(args.threads)
     host = machine()
-    versions = {"tokdyn": tokdyn_version(args), "python": platform.python_version(), "numpy": np.__version__,
+    versions = {"tokdyn": tokdyn_version(args.tokdyn_path), "python": platform.python_version(), "numpy": np.__version__,
                 "pytorch": torch.__version__ if torch is not None else None}
     print(f"machine: {host['processor']}, {host['cpus']} CPUs ({host['usable_cpus']} usable); {host['system']}")
     print(f"versions: tokdyn {versions['tokdyn'] or 'unknown (no --version)'}; Python {versions['python']}, "
@@ -445,13 +340,13 @@ def bench(args):
             row["tokdyn_bench"] = tokdyn_bench(args, N)
             row["tokdyn_transformer"] = tokdyn_transformer(args, N, work)
             x = uniform_tokens(N, args.d)
-            seconds = best_seconds(lambda: numpy_attention(x, args.beta, args.block), args.repeats, args.warmup)
+            seconds, _ = best_of(lambda: numpy_attention(x, args.beta, args.block), args.repeats, args.warmup)
             row["numpy"] = {"pairs_per_s": N * N / seconds, "seconds": seconds}
             row["pytorch"] = None
             if torch is not None:
                 tx = torch.from_numpy(x)
-                seconds = best_seconds(lambda: torch_attention(torch, tx, args.beta, args.block), args.repeats,
-                                       args.warmup)
+                seconds, _ = best_of(lambda: torch_attention(torch, tx, args.beta, args.block), args.repeats,
+                                     args.warmup)
                 row["pytorch"] = {"pairs_per_s": N * N / seconds, "seconds": seconds}
             result["rows"].append(row)
             print(f"N = {N}: pairs/s tokdyn bench {rate_text(row['tokdyn_bench']['pairs_per_s'])}, "
@@ -475,16 +370,6 @@ def bench(args):
     return 0
 
 
-def write_json(path, result):
-    import json
-
-    try:
-        with open(path, "w") as f:
-            json.dump(result, f, indent=1)
-    except OSError as exc:
-        raise BenchError(f"cannot write {path}: {exc.strerror}") from None
-
-
 def parser():
     ap = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0], allow_abbrev=False)
     ap.add_argument("--N", default="4096,16384,65536", help="token counts, a comma list (default 4096,16384,65536)")
@@ -498,11 +383,7 @@ def parser():
     ap.add_argument("--block", type=int, default=2048, help="query rows per block in NumPy/PyTorch (default 2048)")
     ap.add_argument("--tolerance", type=float, default=TOLERANCE,
                     help=f"largest |difference| of the agreement check (default {TOLERANCE:g})")
-    ap.add_argument("--tokdyn", default=os.environ.get("TOKDYN") or os.path.join(ROOT, "build", "tokdyn"),
-                    help="the tokdyn binary (default: $TOKDYN, else build/tokdyn of the repository)")
-    ap.add_argument("--mpiexec", default=os.environ.get("MPIEXEC") or "mpiexec",
-                    help="the MPI launcher (default: $MPIEXEC, else mpiexec)")
-    ap.add_argument("--json", help="write the results as JSON to this file")
+    add_tool_options(ap)
     return ap
 
 
@@ -511,11 +392,7 @@ def main(argv=None):
     args.overrides = overrides
     if args.threads is None:
         args.threads = args.ranks
-    try:
-        return bench(args)
-    except BenchError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return 2
+    return exit_status(PROG, bench, args)
 
 
 if __name__ == "__main__":

@@ -47,29 +47,24 @@ one-line message "bench_markov.py: error: ..." on stderr.
 """
 
 import argparse
-import json
 import math
 import os
 import platform
 import re
-import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 
+from bench_common import (BenchError, add_tool_options, best_of, check_minimums, check_tools, exit_status,
+                          import_torch, machine, parse_list, run_tokdyn, tokdyn_error, write_json)
+
 PROG = "bench_markov.py"
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PI = (0.75, 0.19, 0.05, 0.01)
 LAM = 0.5
 LETTERS = "abcd"
 TOLERANCE = 1e-10
 TAU = 1.0
-
-
-class BenchError(Exception):
-    """An error that ends the script with exit status 2."""
 
 
 # ---------------------------------------------------------------------------------------------- data
@@ -224,17 +219,6 @@ class TorchBench:
         return self._run(chunk_loss)
 
 
-def best_time(fn, repeats):
-    """(best seconds of repeats after one warm-up, (loss, grad) of the last pass)."""
-    result = fn()
-    best = math.inf
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        result = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, result
-
-
 # --------------------------------------------------------------------------------------------- tokdyn
 
 HEADER = re.compile(r"^bench markov: (\d+) windows of s = (\d+), vocabulary d = (\d+), m = mk = (\d+), "
@@ -242,39 +226,14 @@ HEADER = re.compile(r"^bench markov: (\d+) windows of s = (\d+), vocabulary d = 
 BEST = re.compile(r"^best (\S+) s +(\S+) sequence-positions/s", re.M)
 
 
-def last_line(output):
-    """The last line of the program's own output: the launcher's boxed notices (Open MPI frames them
-    in lines of dashes) are skipped when anything else is left."""
-    own, boxed = [], False
-    for line in output.splitlines():
-        line = line.strip()
-        if len(line) >= 20 and set(line) == {"-"}:
-            boxed = not boxed
-        elif line and not boxed:
-            own.append(line)
-    lines = own or [line.strip() for line in output.splitlines() if line.strip()]
-    return lines[-1] if lines else "(no output)"
-
-
-def run_tokdyn(args, ranks, text_file):
-    command = [args.mpiexec, "-n", str(ranks)]
-    if ranks > (os.cpu_count() or 1):
-        command.append("--oversubscribe")
-    command += [args.tokdyn, "bench", "--bench.kernel=markov", f"--bench.text_file={text_file}",
-                f"--bench.s={args.s}", f"--bench.m={args.m}", f"--bench.repeats={args.repeats}",
-                "--bench.warmup=1"]
-    name = f"tokdyn bench on {ranks} rank{'s' if ranks > 1 else ''}"
-    try:
-        done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              errors="replace")
-    except OSError as exc:
-        raise BenchError(f"cannot run {args.mpiexec}: {exc.strerror}") from None
-    last = last_line(done.stdout)
-    if done.returncode != 0:
-        raise BenchError(f"{name} ({args.tokdyn}) exited with status {done.returncode}: {last}")
-    header, best = HEADER.search(done.stdout), BEST.search(done.stdout)
+def tokdyn_bench(args, ranks, text_file):
+    out, _ = run_tokdyn(args, ranks, "bench", [
+        "bench", "--bench.kernel=markov", f"--bench.text_file={text_file}", f"--bench.s={args.s}",
+        f"--bench.m={args.m}", f"--bench.repeats={args.repeats}", "--bench.warmup=1"])
+    header, best = HEADER.search(out), BEST.search(out)
     if not header or not best:
-        raise BenchError(f"{name} ({args.tokdyn}): unexpected output: {last}")
+        raise BenchError(f"tokdyn bench on {ranks} rank{'s' if ranks > 1 else ''} ({args.tokdyn}): "
+                         f"unexpected output: {tokdyn_error(out)}")
     N, s, d, m, P = (int(v) for v in header.groups()[:5])
     # The rate has 4 significant digits, the seconds 4 decimals: the rate is the finer for short passes.
     return {"implementation": "tokdyn", "ranks": P, "threads": None, "N": N, "s": s, "d": d, "m": m,
@@ -284,36 +243,13 @@ def run_tokdyn(args, ranks, text_file):
 
 # ----------------------------------------------------------------------------------------------- main
 
-def machine():
-    model = platform.processor()
-    try:
-        with open("/proc/cpuinfo") as f:
-            model = next((x.split(":", 1)[1].strip() for x in f if x.startswith("model name")), model)
-    except OSError:
-        pass
-    return {"cpus": os.cpu_count(), "processor": model or "unknown", "system": platform.platform()}
-
-
-def parse_ranks(value):
-    try:
-        ranks = [int(r) for r in value.split(",") if r.strip()]
-    except ValueError:
-        ranks = []
-    if not ranks or min(ranks) < 1:
-        raise BenchError(f"--ranks '{value}': expected a comma list of positive integers")
-    return sorted(set(ranks))
-
-
 def check_args(args):
-    for name, low in (("windows", 1), ("s", 2), ("m", 1), ("repeats", 1), ("threads", 1), ("chunk", 1)):
-        if getattr(args, name) < low:
-            raise BenchError(f"--{name} must be >= {low}")
+    check_minimums(args, (("windows", 1), ("s", 2), ("m", 1), ("repeats", 1), ("threads", 1), ("chunk", 1)))
     if args.max_chars is not None and args.text is None:
         raise BenchError("--max-chars needs --text")
     if args.max_chars is not None and args.max_chars < 1:
         raise BenchError("--max-chars must be >= 1")
-    if not (os.path.isfile(args.tokdyn) and os.access(args.tokdyn, os.X_OK)):
-        raise BenchError(f"tokdyn binary '{args.tokdyn}' not found or not executable (--tokdyn, TOKDYN)")
+    check_tools(args)
 
 
 def table(rows, reference_seconds):
@@ -331,7 +267,7 @@ def table(rows, reference_seconds):
 
 def bench(args):
     check_args(args)
-    ranks = parse_ranks(args.ranks)
+    ranks = parse_list(args.ranks, "--ranks")
     if args.text is not None:
         text = read_text(args.text)
         source = f"text {args.text}, {len(text)} characters"
@@ -342,10 +278,7 @@ def bench(args):
         text = markov_text(args.windows + args.s, args.seed)
         source = f"Markov chain pi = {PI}, lam = {LAM}, seed {args.seed}"
     p = Problem(text, args.s, args.m)
-    try:
-        import torch
-    except ImportError:
-        torch = None
+    torch = import_torch()
 
     results = []
     with tempfile.TemporaryDirectory(prefix="bench_markov.") as scratch:
@@ -353,7 +286,7 @@ def bench(args):
         with open(text_file, "w", encoding="utf-8", newline="") as f:
             f.write(text)
         for P in ranks:
-            results.append(run_tokdyn(args, P, text_file))
+            results.append(tokdyn_bench(args, P, text_file))
     if (results[0]["N"], results[0]["d"]) != (p.N, p.d):
         raise BenchError(f"tokdyn reads N = {results[0]['N']} windows, d = {results[0]['d']}; "
                          f"this script N = {p.N}, d = {p.d}")
@@ -368,7 +301,7 @@ def bench(args):
           f"torch {versions['torch'] or 'not installed'}")
 
     def add(name, parallel, fn, threads=None):
-        seconds, (loss, grad) = best_time(fn, args.repeats)
+        seconds, (loss, grad) = best_of(fn, args.repeats)
         results.append({"implementation": name, "ranks": None, "threads": threads, "parallel": parallel,
                         "N": p.N, "s": p.s, "d": p.d, "m": p.m, "loss": float(loss),
                         "grad_norm": float(np.linalg.norm(grad)), "seconds": seconds})
@@ -409,11 +342,7 @@ def bench(args):
         out = {"N": p.N, "s": p.s, "d": p.d, "m": p.m, "source": source, "repeats": args.repeats,
                "threads": args.threads, "chunk": args.chunk, "machine": host, "versions": versions,
                "tolerance": TOLERANCE, "agree": not disagree, "results": results}
-        try:
-            with open(args.json, "w") as f:
-                json.dump(out, f, indent=1)
-        except OSError as exc:
-            raise BenchError(f"cannot write {args.json}: {exc.strerror}") from None
+        write_json(args.json, out)
     for line in disagree:
         print(f"DISAGREE: {line}")
     return 1 if disagree else 0
@@ -431,21 +360,12 @@ def parser():
     ap.add_argument("--repeats", type=int, default=3, help="timed passes, best taken (default 3)")
     ap.add_argument("--threads", type=int, default=2, help="PyTorch threads (default 2)")
     ap.add_argument("--chunk", type=int, default=8192, help="windows per chunk in NumPy/PyTorch (default 8192)")
-    ap.add_argument("--tokdyn", default=os.environ.get("TOKDYN") or os.path.join(ROOT, "build", "tokdyn"),
-                    help="the tokdyn binary (default: $TOKDYN, else build/tokdyn of the repository)")
-    ap.add_argument("--mpiexec", default=os.environ.get("MPIEXEC") or "mpiexec",
-                    help="the MPI launcher (default: $MPIEXEC, else mpiexec)")
-    ap.add_argument("--json", help="write the results as JSON to this file")
+    add_tool_options(ap)
     return ap
 
 
 def main(argv=None):
-    args = parser().parse_args(argv)
-    try:
-        return bench(args)
-    except BenchError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return 2
+    return exit_status(PROG, bench, parser().parse_args(argv))
 
 
 if __name__ == "__main__":

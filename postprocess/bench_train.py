@@ -25,23 +25,19 @@ an error (a missing or failing tokdyn, a parameter count that differs) with one 
 
 import argparse
 import configparser
-import json
 import os
 import platform
-import shutil
-import subprocess
 import sys
 import tempfile
 import time
 
 import numpy as np
 
+from bench_common import (BenchError, check_tools, exit_status, import_torch, machine, parse_list, run_tokdyn,
+                          write_json)
+
 PROG = "bench_train.py"
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-class BenchError(Exception):
-    pass
 
 
 def deck_values(deck, overrides):
@@ -66,25 +62,14 @@ def deck_values(deck, overrides):
             "adamw_lr": float(get("adamw", "lr", "1e-4"))}
 
 
-def run_tokdyn(args, ranks, overrides, workdir):
+def run_tokdyn_train(args, ranks, overrides, workdir):
     import h5py
 
     out = os.path.join(workdir, f"bench-{ranks}.h5")
-    cmd = [args.mpiexec, "-n", str(ranks), args.tokdyn, "train", args.deck, f"--train.steps={args.steps}",
-           f"--train.eval_every={args.steps}", f"--train.optimizer={args.optimizer}", "--train.alignment_null=10",
-           "--run.progress_interval=0", f"--run.output={out}", *overrides]
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_rmaps_base_oversubscribe="1")
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=3600)
-    except OSError as exc:
-        raise BenchError(f"cannot run {args.mpiexec} {args.tokdyn}: {exc}") from None
-    if p.returncode != 0:
-        # tokdyn's own one-line error if it gave one; else the first line mpiexec printed.
-        lines = [x for x in p.stderr.strip().splitlines() if x.strip() and not x.startswith("---")]
-        ours = [x for x in lines if x.startswith("tokdyn: error")]
-        raise BenchError(f"tokdyn train on {ranks} ranks failed (exit {p.returncode}): "
-                         f"{(ours or lines or ['(no message)'])[0]}")
+    run_tokdyn(args, ranks, "train", [
+        "train", args.deck, f"--train.steps={args.steps}", f"--train.eval_every={args.steps}",
+        f"--train.optimizer={args.optimizer}", "--train.alignment_null=10", "--run.progress_interval=0",
+        f"--run.output={out}", *overrides], timeout=3600)
     with h5py.File(out, "r") as h5:
         g = h5["train"]
         return float(g.attrs["tokens_per_second"]), int(g.attrs["parameters"]), int(g.attrs["train_tokens"])
@@ -167,6 +152,43 @@ def text_tokens(path):
     return [index[c] for c in text], len(vocab)
 
 
+def bench(args):
+    check_tools(args)
+    m = deck_values(args.deck, args.overrides)
+    m["optimizer"] = args.optimizer
+    host = machine()
+    result = {"model": m, "steps": args.steps, "machine": f"{host['processor']}, {host['cpus']} cores",
+              "python": platform.python_version(), "results": []}
+    with tempfile.TemporaryDirectory() as work:
+        for ranks in parse_list(args.ranks, "--ranks"):
+            rate, params, _ = run_tokdyn_train(args, ranks, args.overrides, work)
+            result["parameters"] = params
+            result["results"].append({"implementation": "tokdyn", "ranks": ranks, "threads": None,
+                                      "tokens_per_second": rate})
+    torch = import_torch()
+    result["torch"] = torch.__version__ if torch is not None else None
+    if torch is not None:
+        tokens, vocab = text_tokens(m["text_file"])
+        for threads in parse_list(args.threads, "--threads"):
+            rate, params = run_torch(torch, threads, tokens, vocab, m, args.steps, args.optimizer, m["adamw_lr"])
+            if params != result["parameters"]:
+                raise BenchError(f"the PyTorch model has {params} parameters, tokdyn's {result['parameters']}")
+            result["results"].append({"implementation": "pytorch", "ranks": None, "threads": threads,
+                                      "tokens_per_second": rate})
+    best = max(r["tokens_per_second"] for r in result["results"] if r["implementation"] == "tokdyn")
+    print(f"GPT L = {m['layers']}, H = {m['heads']}, C = {m['channels']}, context {m['context']}, batch {m['batch']}: "
+          f"{result['parameters']} parameters, float32, {args.optimizer}, {args.steps} steps; {result['machine']}; "
+          f"PyTorch {result['torch'] or 'not installed'}")
+    print(f"{'implementation':<16} {'ranks/threads':>13} {'tokens/s':>12} {'tokdyn best / this':>20}")
+    for r in result["results"]:
+        width = f"{r['ranks']} ranks" if r["ranks"] else f"{r['threads']} threads"
+        r["speedup_of_tokdyn"] = best / r["tokens_per_second"]
+        print(f"{r['implementation']:<16} {width:>13} {r['tokens_per_second']:>12.4g} {r['speedup_of_tokdyn']:>20.2f}")
+    if args.json:
+        write_json(args.json, result)
+    return 0
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
     p.add_argument("--deck", default=os.path.join(os.path.dirname(HERE), "input", "train.ini"))
@@ -178,52 +200,11 @@ def main(argv=None):
     p.add_argument("--mpiexec", default="mpiexec")
     p.add_argument("--json")
     args, overrides = p.parse_known_args(argv)
+    args.overrides = overrides
     bad = [o for o in overrides if not (o.startswith("--") and "=" in o and "." in o.partition("=")[0])]
     if bad:
         p.error(f"unrecognised arguments: {' '.join(bad)} (deck overrides are --section.key=value)")
-    try:
-        if shutil.which(args.tokdyn) is None:
-            raise BenchError(f"no executable tokdyn at '{args.tokdyn}' (--tokdyn PATH or TOKDYN)")
-        m = deck_values(args.deck, overrides)
-        m["optimizer"] = args.optimizer
-        result = {"model": m, "steps": args.steps, "machine": f"{platform.processor() or platform.machine()}, "
-                  f"{os.cpu_count()} cores", "python": platform.python_version(), "results": []}
-        with tempfile.TemporaryDirectory() as work:
-            for ranks in map(int, args.ranks.split(",")):
-                rate, params, _ = run_tokdyn(args, ranks, overrides, work)
-                result["parameters"] = params
-                result["results"].append({"implementation": "tokdyn", "ranks": ranks, "threads": None,
-                                          "tokens_per_second": rate})
-        try:
-            import torch
-        except ImportError:
-            torch = None
-            result["torch"] = None
-        if torch is not None:
-            result["torch"] = torch.__version__
-            tokens, vocab = text_tokens(m["text_file"])
-            for threads in map(int, args.threads.split(",")):
-                rate, params = run_torch(torch, threads, tokens, vocab, m, args.steps, args.optimizer, m["adamw_lr"])
-                if params != result["parameters"]:
-                    raise BenchError(f"the PyTorch model has {params} parameters, tokdyn's {result['parameters']}")
-                result["results"].append({"implementation": "pytorch", "ranks": None, "threads": threads,
-                                          "tokens_per_second": rate})
-    except (BenchError, OSError, KeyError) as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return 2
-    best = max(r["tokens_per_second"] for r in result["results"] if r["implementation"] == "tokdyn")
-    print(f"GPT L = {m['layers']}, H = {m['heads']}, C = {m['channels']}, context {m['context']}, batch {m['batch']}: "
-          f"{result['parameters']} parameters, float32, {args.optimizer}, {args.steps} steps; {result['machine']}; "
-          f"PyTorch {result['torch'] or 'not installed'}")
-    print(f"{'implementation':<16} {'ranks/threads':>13} {'tokens/s':>12} {'tokdyn best / this':>20}")
-    for r in result["results"]:
-        width = f"{r['ranks']} ranks" if r["ranks"] else f"{r['threads']} threads"
-        r["speedup_of_tokdyn"] = best / r["tokens_per_second"]
-        print(f"{r['implementation']:<16} {width:>13} {r['tokens_per_second']:>12.4g} {r['speedup_of_tokdyn']:>20.2f}")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(result, f, indent=1)
-    return 0
+    return exit_status(PROG, bench, args, errors=(OSError, KeyError))
 
 
 if __name__ == "__main__":
