@@ -7,6 +7,7 @@
 #include "tokdyn/core/blas.hpp"
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/core/vector_clones.hpp"
+#include "tokdyn/pairs/energy.hpp"
 #include "tokdyn/pairs/masses.hpp"
 
 namespace tokdyn {
@@ -77,6 +78,36 @@ SphericalHarmonics::SphericalHarmonics(int p) : p_(p), diagonal_(p + 1) {
 void SphericalHarmonics::evaluate(int n, const double* ux, const double* uy, const double* uz, double* table,
                                   int stride) const {
   harmonic_rows(p_, n, ux, uy, uz, diagonal_.data(), a_.data(), b_.data(), table, stride);
+}
+
+SphereStatistics sphere_statistics(MPI_Comm comm, std::int64_t n_local, const double* x, double beta,
+                                   double tolerance) {
+  std::int64_t n = 0;
+  TOKDYN_MPI_CHECK(MPI_Allreduce(&n_local, &n, 1, MPI_INT64_T, MPI_SUM, comm));
+  const std::vector<double> s = scaled_spherical_bessel_series(beta, tolerance);
+  const SphericalHarmonics harmonics(static_cast<int>(s.size()) - 1);
+  const int count = harmonics.count(), block = std::clamp(131072 / count / 8 * 8, 8, 256);
+  std::vector<double> ux(block), uy(block), uz(block), table(static_cast<std::size_t>(count) * block),
+      ones(block, 1.0 / static_cast<double>(n)), moments(count, 0.0), global(count);
+  for (std::int64_t j0 = 0; j0 < n_local; j0 += block) {
+    const int m = static_cast<int>(std::min<std::int64_t>(block, n_local - j0));
+    for (int k = 0; k < m; ++k) {
+      const double* p = x + (j0 + k) * 3;
+      ux[k] = p[0], uy[k] = p[1], uz[k] = p[2];  // unit tokens (the caller checks): the kernel's own <x, y>
+    }
+    harmonics.evaluate(m, ux.data(), uy.data(), uz.data(), table.data(), block);
+    gemm_nn(count, 1, m, 1.0, table.data(), block, ones.data(), 1, 1.0, moments.data(), 1);  // (1/N) sum_j H(x_j)
+  }
+  TOKDYN_MPI_CHECK(MPI_Allreduce(moments.data(), global.data(), count, MPI_DOUBLE, MPI_SUM, comm));
+  // e^{-beta} (1/N^2) sum_ij e^{beta <x_i, x_j>} = sum_lm s_l M_lm^2, summed from the small terms up.
+  double series = 0;
+  for (int r = count - 1; r >= 1; --r) series += s[harmonics.row_degree()[r]] * global[r] * global[r];
+  series += s[0] * global[0] * global[0];
+  SphereStatistics out;
+  out.energy = energy_from_scaled(beta, 0.5 * (global[0] * global[0] - series));
+  out.error_bound = (tolerance + count * 2.2e-16) * std::exp(beta);
+  out.terms = harmonics.degree();
+  return out;
 }
 
 HarmonicAttention::HarmonicAttention(const AttentionContext& context, bool normalized)

@@ -181,3 +181,26 @@ TEST(RandomFeatureAttention, SameResultOnEveryRankCount) {
   attention_styles().make("random-features", self)->apply(all.data(), whole.data());
   EXPECT_LT(relative_error(test::gather_rows(local, c.partition, d), whole), 1e-13);
 }
+
+TEST(SphereStatistics, EnergyEqualsTheDirectDoubleSum) {
+  // E_beta of unit points on S^2 by the harmonic series against (1/2N^2) sum_ij -expm1(beta (<x_i, x_j> - 1)) e^beta
+  // summed directly in long double: within the series' error bound, which is ~1e-15 e^beta.
+  const Comm comm;
+  const std::int64_t n = 500;
+  std::vector<double> all(n * 3);
+  sample_uniform_sphere(41, 0, n, 3, all.data());
+  for (std::int64_t i = 0; i < 40; ++i)  // a cluster too: E_beta far below e^beta / 2
+    for (int a = 0; a < 3; ++a) all[i * 3 + a] = all[a];
+  const Partition part(n, comm.size());
+  const std::vector<double> x = test::local_rows(all, part, 3);
+  for (double beta : {0.0, 0.5, 4.0, 20.0}) {
+    long double sum = 0;
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t j = 0; j < n; ++j)
+        sum += -std::expm1(static_cast<long double>(beta) * (test::dot(&all[i * 3], &all[j * 3], 3) - 1));
+    const double direct = static_cast<double>(0.5L * sum / (n * n) * std::exp(static_cast<long double>(beta)));
+    const SphereStatistics s = sphere_statistics(comm.get(), part.count(comm.rank()), x.data(), beta);
+    EXPECT_NEAR(s.energy, direct, s.error_bound) << "beta " << beta << " p " << s.terms;
+    EXPECT_LT(s.error_bound, 1e-12 * std::exp(beta)) << "beta " << beta;
+  }
+}

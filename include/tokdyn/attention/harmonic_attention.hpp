@@ -40,6 +40,16 @@ class SphericalHarmonics {
   std::vector<double> a_, b_;     // [rows of m-major (l, m) pairs]: H_lm = a z H_{l-1,m} - b H_{l-2,m}
 };
 
+// Interaction energy of N unit points on S^2 (uniform masses) in O(N p^2) by the same series:
+//   E_beta = (1/2)(e^beta - sum_l i_l(beta) sum_m M_lm^2),  M_lm = (1/N) sum_j H_lm(x_j),
+// truncated at tolerance; error_bound = (tolerance + (p + 1)^2 eps) e^beta bounds its absolute error. Collective.
+struct SphereStatistics {
+  double energy = 0, error_bound = 0;
+  int terms = 0;  // the truncation p
+};
+SphereStatistics sphere_statistics(MPI_Comm comm, std::int64_t n_local, const double* x, double beta,
+                                   double tolerance = 1e-15);
+
 // The attention styles "harmonic" (SA, normalized) and "harmonic-unnormalized" (USA).
 class HarmonicAttention final : public AttentionStyle {
  public:

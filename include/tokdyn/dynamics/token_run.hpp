@@ -47,6 +47,9 @@ class TokenRun : public RunState {
   double state_bytes() const override { return 8.0 * static_cast<double>(partition_.n_global) * d_; }
 
  private:
+  // E_beta of unit tokens on S^1 or S^2 by its series (s.energy; s.energy_stderr: the series' error bound);
+  // false, s untouched, when some token is off the sphere. Collective.
+  bool series_energy(PairStatistics& s) const;
   const Comm& comm_;
   Partition partition_;
   int d_;
