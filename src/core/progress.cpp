@@ -16,10 +16,10 @@ std::string format_seconds(double s) {
 }
 
 Progress::Progress(const Comm& comm, std::int64_t first_layer, std::int64_t last_layer, double interval_seconds,
-                   double work_per_layer, std::string unit, std::string label)
+                   double work_per_layer, std::string unit, std::string label, Clock::time_point started)
     : comm_(comm), first_(first_layer), last_(last_layer), interval_(interval_seconds),
-      work_per_layer_(work_per_layer), unit_(std::move(unit)), label_(std::move(label)), start_(Clock::now()),
-      last_print_(start_) {}
+      work_per_layer_(work_per_layer), unit_(std::move(unit)), label_(std::move(label)), start_(started),
+      last_print_(started) {}
 
 double Progress::elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
 

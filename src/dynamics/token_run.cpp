@@ -26,10 +26,17 @@ void token_memory(MemoryEstimate& memory, const AttentionSpec* attention, const 
   }
   memory.add("attention: ring blocks [N/P, 2d + 1] x 3, queries, accumulators", n * (3 * (2 * dd + 1) + 2 * dd + 2) +
                                                                                       double(tile) * tile);
-  if (half_ring_applies(attention->weights)) {
+  const bool half = half_ring_applies(attention->weights);
+  if (half) {
     // The half ring's block [N/P, 2d + 2] and its travelling copies with their accumulators [N/P, 3d + 3] x 2,
     // the row sums [N/P, d + 1] x 2, the output kept for the next layer [N/P, 2d].
     memory.add("attention, half ring: blocks, accumulators, kept output", n * (12 * dd + 10) + 2.0 * tile * tile);
+  }
+  if (attention->single_tiles) {
+    // float copies (half a double each) of the queries [N/P, d], a key block [N/P, 2d] and a tile, and in the
+    // half ring of the tokens and both blocks' operands [N/P, 2d] x 2.
+    memory.add("attention, float32 tiles: float copies of the operands", 0.5 * (n * (3 * dd + (half ? 4 * dd : 0)) +
+                                                                                  2.0 * tile * tile));
   }
 }
 

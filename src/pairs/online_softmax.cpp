@@ -30,14 +30,17 @@ void OnlineSoftmax::reset() {
   std::fill(acc_.begin(), acc_.end(), 0.0);
   std::fill(max_.begin(), max_.end(), kMinusInf);
   std::fill(sum_.begin(), sum_.end(), 0.0);
+  queries32_ready_ = false;
 }
 
 void OnlineSoftmax::visit(const double* queries, const double* block, std::int64_t rows, const double* log_mass,
                           bool causal, std::int64_t query_begin, std::int64_t key_begin) {
   const int D = width_, H = heads_, dh = head_dim_, stride = 2 * D, tile = tile_size_;
   if (single_) {
-    // float copies of this visit's queries and block: O((n + rows) D), against the visit's O(n rows D).
-    std::copy(queries, queries + n_ * D, queries32_.begin());
+    // float copies of the queries (once per pass: every visit of a pass has the same ones) and of this
+    // visit's block: O(rows D), against the visit's O(n rows D).
+    if (!queries32_ready_) std::copy(queries, queries + n_ * D, queries32_.begin());
+    queries32_ready_ = true;
     block32_.assign(block, block + rows * stride);
   }
   for (std::int64_t i0 = 0; i0 < n_; i0 += tile) {

@@ -289,6 +289,7 @@ int Run::execute(RunState& state, RunInfo info) {
 
   std::optional<RunFile> file;
   std::int64_t step = 0, saved = -1;  // saved: the step of the checkpoint on disk
+  const Progress::Clock::time_point started = Progress::Clock::now();  // begin() may already compute step 1's forces
   if (checkpoint_) {
     const CheckpointIdentity& id = checkpoint_->identity();
     if (id.steps != steps_ || id.unit != unit_)
@@ -312,7 +313,7 @@ int Run::execute(RunState& state, RunInfo info) {
   const std::int64_t start = step;
   last_checkpoint_time_ = MPI_Wtime();
   Progress progress(comm_, start, steps_, deck.get_real("run.progress_interval"), state.work_per_step(),
-                    state.work_unit(), unit_);
+                    state.work_unit(), unit_, started);
   std::string observation;
   for (;;) {
     // One collective poll per step: the state or a recorded value not finite, a signal on any rank, and

@@ -11,16 +11,17 @@ namespace tokdyn {
 
 class Progress {
  public:
+  using Clock = std::chrono::steady_clock;
   // work_per_layer and unit name the throughput ("pairs" per layer for attention).
-  // label names what is counted ("layer", or "replica" for studies).
+  // label names what is counted ("layer", or "replica" for studies). started: when the work of first_layer + 1
+  // began (a run whose set-up already computes the first layer's forces starts its clock before the set-up).
   Progress(const Comm& comm, std::int64_t first_layer, std::int64_t last_layer, double interval_seconds,
-           double work_per_layer, std::string unit, std::string label = "layer");
+           double work_per_layer, std::string unit, std::string label = "layer", Clock::time_point started = Clock::now());
   // Call after finishing `layer`; prints when interval seconds have passed, and at the last layer.
   void update(std::int64_t layer);
   double elapsed() const;
 
  private:
-  using Clock = std::chrono::steady_clock;
   const Comm& comm_;
   std::int64_t first_, last_;
   double interval_, work_per_layer_;

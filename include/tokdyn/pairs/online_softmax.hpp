@@ -20,7 +20,7 @@ class OnlineSoftmax {
   // about 1.6e-5 W at d_h = 16, S = 1, tile = 256 in the worst case, ~1e-7 W typically (round-off is random).
   OnlineSoftmax(std::int64_t n, int heads, int head_dim, int tile, bool single = false);
 
-  // Before the first visit of a pass: acc = 0, m = -inf, l = 0.
+  // Before the first visit of a pass: acc = 0, m = -inf, l = 0. Every visit of a pass takes the same queries.
   void reset();
   // queries [n, D] (score scale included, head h in columns [h d_h, (h+1) d_h)); block [rows, 2D]: K x_j
   // then V x_j per row; log_mass [rows] added to the logits (null: none). causal: key j (global index
@@ -40,6 +40,7 @@ class OnlineSoftmax {
   std::vector<double> tile_;       // [tile, tile] logits, then weights
   bool single_;
   std::vector<float> queries32_, block32_, tile32_, sums32_;  // [n, D], [rows, 2D], [tile, tile], [tile, d_h]
+  bool queries32_ready_ = false;                             // queries32_ holds this pass's queries
 };
 
 }  // namespace tokdyn
