@@ -12,14 +12,19 @@ std::string run_options_help(const Command& c) {
          "                    nothing to do; with another deck: refused, naming the first differing key)\n"
          "  --restart FILE    continue the run of checkpoint FILE (its deck, unless a deck is given: it must agree)\n"
          "  --status          what the run's files are (absent, running, checkpointed, damaged, interrupted, failed,\n"
-         "                    complete) and what --resume would do\n";
+         "                    complete) and what --resume would do\n"
+         "  --dry-run         print the resolved deck, the memory estimate per rank and the planned run; write nothing\n";
   s += "  --force           replace an existing output" +
        std::string(c.outputs == Outputs::run ? ", checkpoint or partial file (never a running run's)" : "") + "\n";
   return s;
 }
 
 void check_run_options(const Command& c, const RunRequest& r) {
-  const char* flag = r.resume ? "--resume" : !r.restart.empty() ? "--restart" : r.status ? "--status" : nullptr;
+  const char* flag = r.resume            ? "--resume"
+                     : !r.restart.empty() ? "--restart"
+                     : r.status           ? "--status"
+                     : r.dry_run          ? "--dry-run"
+                                          : nullptr;
   if (flag && c.outputs != Outputs::run)
     throw InputError("tokdyn " + c.name + " keeps no run file or checkpoints: " + flag + " does not apply (see tokdyn " +
                      c.name + " --help)");
@@ -56,6 +61,8 @@ const std::vector<Command>& commands() {
       {"bench",
        "throughput of the attention and pair-statistics passes (pairs/s, points/s), the MLP and the markov model",
        bench_schema, run_bench, Outputs::none},
+      {"decks", "the shipped decks (input/*.ini): the command each is for and what it runs", decks_schema, run_decks,
+       Outputs::none},
   };
   return list;
 }

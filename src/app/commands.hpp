@@ -1,6 +1,8 @@
 // tokdyn's commands, by name: each has a deck schema (for --help and parsing) and a run function.
 #pragma once
 
+#include <cstdio>
+
 #include <functional>
 #include <string>
 #include <vector>
@@ -32,9 +34,13 @@ void check_run_options(const Command& command, const RunRequest& request);
 // The command list (src/app/commands.cpp): a new command is its file plus one line there.
 const std::vector<Command>& commands();
 const Command* find_command(const std::string& name);  // null when there is none of that name
+// "unknown command 'X'" with the commands close to X, or, when X is a deck, the command line it meant.
+std::string unknown_command_message(const std::string& name);
+// InputError when the deck names another command in its "# command:" line.
+void check_deck_command(const Command& command, const std::string& deck_path);
 
 // What --help and --version print (src/app/help.cpp).
-void print_usage();
+void print_usage(std::FILE* out);
 void print_version();
 void print_command_help(const Command& command, const DeckSchema& schema);
 
@@ -60,6 +66,8 @@ DeckSchema train_schema();
 int run_train(const Comm& comm, const DeckSchema& schema, const RunRequest& request);
 DeckSchema bench_schema();
 int run_bench(const Comm& comm, const DeckSchema& schema, const RunRequest& request);
+DeckSchema decks_schema();
+int run_decks(const Comm& comm, const DeckSchema& schema, const RunRequest& request);
 DeckSchema weights_schema();
 int run_weights(const Comm& comm, const DeckSchema& schema, const RunRequest& request);
 

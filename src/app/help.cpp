@@ -2,17 +2,22 @@
 #include <slepcsys.h>
 
 #include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
 
 #include "commands.hpp"
+#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/suggest.hpp"
 #include "tokdyn/core/version.hpp"
 #include "tokdyn/io/hdf5.hpp"
 
 namespace tokdyn {
 
-void print_usage() {
-  std::printf("usage: mpiexec -n P tokdyn <command> [deck.ini] [--section.key=value ...] [options]\n\ncommands:\n");
-  for (const auto& c : commands()) std::printf("  %-12s %s\n", c.name.c_str(), c.summary.c_str());
-  std::printf(
+void print_usage(std::FILE* out) {
+  std::fprintf(out, "usage: mpiexec -n P tokdyn <command> [deck.ini] [--section.key=value ...] [options]\n\ncommands:\n");
+  for (const auto& c : commands()) std::fprintf(out, "  %-12s %s\n", c.name.c_str(), c.summary.c_str());
+  std::fprintf(out,
       "\noptions:\n"
       "  --help            keys of a command's deck, with defaults and meaning, and the run options it takes\n"
       "                    (--resume, --restart FILE, --status, --force: see tokdyn <command> --help)\n"
@@ -38,6 +43,29 @@ const Command* find_command(const std::string& name) {
   for (const auto& c : commands())
     if (c.name == name) return &c;
   return nullptr;
+}
+
+std::string unknown_command_message(const std::string& name) {
+  const std::string message = "unknown command '" + name + "'";
+  const bool deck = (name.size() > 4 && name.compare(name.size() - 4, 4, ".ini") == 0) ||
+                    std::filesystem::is_regular_file(name);
+  if (deck) {
+    const std::string declared = deck_declared_command(name);
+    return message + " (the command comes first: tokdyn " + (declared.empty() ? "transformer" : declared) + " " + name +
+           " ...)";
+  }
+  std::vector<std::string> names;
+  for (const auto& c : commands()) names.push_back(c.name);
+  const std::string hint = did_you_mean(name, names);
+  return message + (hint.empty() ? " (see tokdyn --help)" : hint);
+}
+
+void check_deck_command(const Command& command, const std::string& deck_path) {
+  if (deck_path.empty()) return;
+  const std::string declared = deck_declared_command(deck_path);
+  if (!declared.empty() && declared != command.name)
+    throw InputError("deck '" + deck_path + "' is for tokdyn " + declared + " (its '# command:' line), not tokdyn " +
+                     command.name);
 }
 
 }  // namespace tokdyn

@@ -50,13 +50,18 @@ int main(int argc, char** argv) {
   try {
     const tokdyn::Comm comm(PETSC_COMM_WORLD);
     if (!bad_arguments.empty()) throw tokdyn::InputError(bad_arguments);
-    if (command.empty() || command == "--help" || command == "-h" || command == "help") {
-      if (comm.root()) tokdyn::print_usage();
+    if (command.empty()) {
+      // A usage error, not a request for help: the usage on stderr and exit 2.
+      if (comm.root()) tokdyn::print_usage(stderr);
+      throw tokdyn::InputError("no command given: tokdyn <command> [deck.ini] [--section.key=value ...]");
+    } else if (command == "--help" || command == "-h" || command == "help") {
+      if (comm.root()) tokdyn::print_usage(stdout);
     } else if (command == "--version") {
       if (comm.root()) tokdyn::print_version();
     } else {
       const tokdyn::Command* cmd = tokdyn::find_command(command);
-      if (!cmd) throw tokdyn::InputError("unknown command '" + command + "' (see tokdyn --help)");
+      if (!cmd) throw tokdyn::InputError(tokdyn::unknown_command_message(command));
+      tokdyn::check_deck_command(*cmd, parsed.request.deck_path);
       const tokdyn::DeckSchema schema = cmd->schema();
       if (parsed.help) {
         if (comm.root()) tokdyn::print_command_help(*cmd, schema);

@@ -1,6 +1,7 @@
 #include "tokdyn/core/deck.hpp"
 
 #include <boost/program_options.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -12,6 +13,7 @@
 #include <sstream>
 
 #include "tokdyn/core/error.hpp"
+#include "tokdyn/core/suggest.hpp"
 
 namespace po = boost::program_options;
 
@@ -92,7 +94,8 @@ void parse_overrides(const DeckSchema& schema, const std::vector<std::string>& o
     const std::string body = o.rfind("--", 0) == 0 ? o.substr(2) : o;
     const auto eq = body.find('=');
     const std::string key = body.substr(0, eq);
-    if (!schema.find(key)) throw InputError("unknown key '" + key + "' on the command line");
+    if (!schema.find(key))
+      throw InputError("unknown key '" + key + "' on the command line" + did_you_mean(key, schema.names()));
     if (eq == std::string::npos) throw InputError("deck key '" + key + "' on the command line needs a value");
     values[key] = trim(body.substr(eq + 1));
   }
@@ -154,6 +157,12 @@ KeySpec& DeckSchema::add_choice(const std::string& name, const std::string& def,
   return add(k);
 }
 
+std::vector<std::string> DeckSchema::names() const {
+  std::vector<std::string> out;
+  for (const KeySpec& k : keys_) out.push_back(k.name);
+  return out;
+}
+
 const KeySpec* DeckSchema::find(const std::string& name) const {
   for (const KeySpec& k : keys_)
     if (k.name == name) return &k;
@@ -162,8 +171,19 @@ const KeySpec* DeckSchema::find(const std::string& name) const {
 
 std::string DeckSchema::help_text() const {
   std::ostringstream s;
+  // Each section once, in the order sections first appear, its keys in schema order (a command's schema
+  // may add keys to a section after another section's).
+  std::vector<std::string> sections;
+  for (const KeySpec& k : keys_)
+    if (std::find(sections.begin(), sections.end(), section_of(k.name)) == sections.end())
+      sections.push_back(section_of(k.name));
+  std::vector<const KeySpec*> ordered;
+  for (const std::string& sec : sections)
+    for (const KeySpec& k : keys_)
+      if (section_of(k.name) == sec) ordered.push_back(&k);
   std::string section;
-  for (const KeySpec& k : keys_) {
+  for (const KeySpec* key_spec : ordered) {
+    const KeySpec& k = *key_spec;
     if (section_of(k.name) != section) {
       section = section_of(k.name);
       s << "\n[" << section << "]\n";
@@ -199,7 +219,8 @@ Deck Deck::parse(const DeckSchema& schema, const std::string& deck_path, const s
     try {
       store_parsed(po::parse_config_file(in, desc, false), from_file, "deck '" + deck_path + "'");
     } catch (const po::unknown_option& e) {
-      throw InputError("deck '" + deck_path + "': unknown key '" + key_from_boost(e) + "'");
+      const std::string key = key_from_boost(e);
+      throw InputError("deck '" + deck_path + "': unknown key '" + key + "'" + did_you_mean(key, schema.names()));
     } catch (const po::invalid_config_file_syntax& e) {
       throw InputError("deck '" + deck_path + "': " + e.what());
     } catch (const po::error& e) {
@@ -267,7 +288,7 @@ void Deck::validate() {
         bool found = false;
         std::string list;
         for (const auto& c : k.choices) found |= (c == v), list += (list.empty() ? "" : ", ") + c;
-        if (!found) throw InputError(where + ": unknown value (choose one of " + list + ")");
+        if (!found) throw InputError(where + ": unknown value (choose one of " + list + ")" + did_you_mean(v, k.choices));
         continue;
       }
       case KeyKind::text:
@@ -395,6 +416,18 @@ std::vector<double> parse_real_list(const std::string& key, const std::string& t
     values.push_back(v);
   }
   return values;
+}
+
+std::string deck_declared_command(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto at = line.find_first_not_of(" \t");
+    if (at == std::string::npos || (line[at] != '#' && line[at] != ';')) continue;
+    const std::string body = trim(line.substr(at + 1));
+    if (body.rfind("command:", 0) == 0) return trim(body.substr(8));
+  }
+  return "";
 }
 
 }  // namespace tokdyn

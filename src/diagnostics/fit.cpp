@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "tokdyn/core/random.hpp"
 
@@ -54,6 +55,16 @@ Estimate bootstrap(int replicas, const std::function<double(const std::vector<in
   e.low = at(alpha / 2);
   e.high = at(1 - alpha / 2);
   return e;
+}
+
+std::string against_prediction(const Estimate& e, double predicted, bool at_most) {
+  char text[160];
+  if (at_most ? e.low > predicted : !(e.low <= predicted && predicted <= e.high)) {
+    std::snprintf(text, sizeof text, "  <- DISAGREES: the interval %s the %s %.4g", at_most ? "lies above" : "excludes",
+                  at_most ? "bound" : "prediction", predicted);
+    return text;
+  }
+  return "";
 }
 
 }  // namespace tokdyn

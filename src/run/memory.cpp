@@ -72,7 +72,6 @@ double memory_per_rank(const Comm& comm, double max_memory) {
   return max_memory > 0 ? max_memory : available_on_node() / on_node;
 }
 
-// Resident memory of this process now (libraries, MPI and PETSc buffers): what a run adds its arrays to.
 double resident_now() {
   std::ifstream statm("/proc/self/statm");
   double pages = 0, resident = 0;

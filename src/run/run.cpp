@@ -160,6 +160,11 @@ void Run::resolve(const DeckSchema& schema, const RunRequest& request, const std
     deck = std::make_unique<Deck>(given);
   }
   check_run_files(comm_, *deck, request.deck_path, paths_, output_key_);
+  if (request.dry_run) {
+    deck_ = std::move(deck);
+    dry_run_ = true;
+    return;
+  }
   if (!request.restart.empty())
     for (const std::string& mine : {paths_.output, paths_.partial})
       require_all(comm_.get(), absolute_path(mine) != absolute_path(request.restart),
@@ -269,6 +274,19 @@ std::string Run::status_line(const DeckSchema& schema, const Deck& given, const 
            ") has no checkpoint; --resume starts the run again";
   }
   return "absent: no run file or checkpoint for '" + paths_.output + "'; --resume starts it";
+}
+
+void Run::print_dry_run(const MemoryEstimate& estimate, const std::string& banner) const {
+  const double limit = memory_per_rank(comm_, deck_->has("run.max_memory") ? max_memory_from_deck(*deck_) : 0.0);
+  MemoryEstimate need = estimate;
+  need.add("held by the process now (libraries, MPI)", resident_now(), 1);
+  double worst = need.total();
+  TOKDYN_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &worst, 1, MPI_DOUBLE, MPI_MAX, comm_.get()));
+  comm_.print("dry run of tokdyn " + command_ + " (nothing is written)\n\n# resolved deck\n" + deck_->resolved_text() +
+              "\n# memory per rank: about " + format_bytes(worst) + " of " + format_bytes(limit) + " available" +
+              (worst > limit ? " (the run would be refused)" : "") + "; largest: " + need.largest() + "\n# run: " + banner +
+              " on " + std::to_string(comm_.size()) + (comm_.size() == 1 ? " rank" : " ranks") + "\n# writes '" +
+              paths_.output + "' (as '" + paths_.partial + "' until complete), checkpoints '" + paths_.checkpoint + "'");
 }
 
 void Run::require_memory(const MemoryEstimate& estimate) {

@@ -226,7 +226,8 @@ void ConvergenceStudy::print_levels(const ConvergenceResult& r) const {
     std::snprintf(text, sizeof text,
                   "slope of log mse_grid: %.3f [%.3f, %.3f]; of log mse_sup: %.3f [%.3f, %.3f] (expected -1)", g.value,
                   g.low, g.high, u.value, u.low, u.high);
-    comm_.print(text);
+    const std::string flag = against_prediction(g, -1).empty() ? against_prediction(u, -1) : against_prediction(g, -1);
+    comm_.print(text + flag);
   }
 }
 

@@ -8,6 +8,7 @@
 #include "tokdyn/noise/random_mlp.hpp"
 #include "tokdyn/run/keys.hpp"
 #include "tokdyn/studies/keys.hpp"
+#include "tokdyn/diagnostics/fit.hpp"
 
 namespace tokdyn {
 namespace {
@@ -122,7 +123,7 @@ void LyapunovStudy::print_measured(const PairExponents& m) const {
   comm_.print("  measured slope (95% bootstrap CI)         predicted");
   auto measured = [&](const char* name, const Estimate& e, double predicted) {
     std::snprintf(line, sizeof line, "  %-22s % .4f [% .4f, % .4f]   % .4f", name, e.value, e.low, e.high, predicted);
-    comm_.print(line);
+    comm_.print(line + against_prediction(e, predicted));
   };
   measured("E log|X-Y|", m.slope_mean_log, prediction_.lambda1);
   measured("Var log|X-Y|", m.slope_var_log, prediction_.var_rate);

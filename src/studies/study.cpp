@@ -3,6 +3,10 @@
 namespace tokdyn {
 
 int drive_study(Run& run, Study& study) {
+  if (run.dry_run()) {
+    run.print_dry_run(study.memory(), study.banner());
+    return 0;
+  }
   run.require_memory(study.memory());
   RunState& state = study.setup();
   const Comm& comm = run.comm();

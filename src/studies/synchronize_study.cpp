@@ -8,6 +8,7 @@
 #include "tokdyn/io/run_file.hpp"
 #include "tokdyn/run/keys.hpp"
 #include "tokdyn/studies/keys.hpp"
+#include "tokdyn/diagnostics/fit.hpp"
 
 namespace tokdyn {
 namespace {
@@ -123,7 +124,8 @@ void SynchronizeStudy::print_energy(const SynchronizationResult& r, const Synchr
   std::snprintf(line, sizeof line, "decay rate of log E[E_beta] over t >= %g: %.4f [%.4f, %.4f] (95%% bootstrap); "
                 "lambdabar' = %.4f; max E[E_beta]/bound = %.3f", fit_start_, m.decay_rate.value, m.decay_rate.low,
                 m.decay_rate.high, prediction_.lambdabar_prime, m.max_ratio_to_bound);
-  comm_.print(line);
+  // The rate is bounded above by lambdabar' (Thm 1.4), not predicted equal to it.
+  comm_.print(line + against_prediction(m.decay_rate, prediction_.lambdabar_prime, true));
 }
 
 // The last layer's clusters, as means over replicas.

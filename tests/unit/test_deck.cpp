@@ -1,10 +1,14 @@
 // Deck parsing: INI + overrides, canonical values, every kind of bad input named in the message.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <fstream>
 
 #include "tokdyn/core/deck.hpp"
 #include "tokdyn/core/error.hpp"
+#include "tokdyn/core/suggest.hpp"
 
 using namespace tokdyn;
 
@@ -19,9 +23,20 @@ DeckSchema schema() {
   s.add_int("run.checkpoint_every", 0, "cadence", 0).run_control = true;
   return s;
 }
+// Decks go to a scratch directory of this process, never into the directory the tests run from.
 std::string write_deck(const std::string& name, const std::string& text) {
-  std::ofstream(name) << text;
-  return name;
+  struct Scratch {  // removed when the test binary exits
+    std::filesystem::path dir = std::filesystem::temp_directory_path() / ("tokdyn_test_deck_" + std::to_string(::getpid()));
+    Scratch() { std::filesystem::create_directories(dir); }
+    ~Scratch() {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  };
+  static const Scratch scratch;
+  const std::string path = (scratch.dir / name).string();
+  std::ofstream(path) << text;
+  return path;
 }
 std::string error_of(const DeckSchema& s, const std::string& path, std::vector<std::string> over) {
   try {
@@ -31,6 +46,27 @@ std::string error_of(const DeckSchema& s, const std::string& path, std::vector<s
   }
   return "";
 }
+// "Did you mean": close spellings (edit distance with swaps), the same last component of a dotted key
+// (model.width -> mlp.width), nothing for a word far from every candidate; the closest first.
+TEST(Suggest, ClosestNames) {
+  const std::vector<std::string> keys = {"model.N", "model.L", "mlp.width", "mlp.activation", "attention.beta"};
+  EXPECT_EQ(did_you_mean("mlp.activaton", keys), " (did you mean 'mlp.activation'?)");
+  EXPECT_EQ(did_you_mean("mlp.witdh", keys), " (did you mean 'mlp.width'?)");  // two letters swapped
+  EXPECT_EQ(did_you_mean("model.width", keys), " (did you mean 'mlp.width'?)");
+  EXPECT_EQ(did_you_mean("solver.tolerance", keys), "");
+  EXPECT_EQ(closest_names("model.M", keys), (std::vector<std::string>{"model.N", "model.L"}));
+  EXPECT_EQ(did_you_mean("transformr", {"transformer", "train", "sde"}), " (did you mean 'transformer'?)");
+  EXPECT_EQ(did_you_mean("xyz", {"transformer", "train", "sde"}), "");
+}
+
+// A deck's "# command: NAME" line, found among its comments wherever it is; none gives "".
+TEST(Deck, DeclaredCommand) {
+  EXPECT_EQ(deck_declared_command(write_deck("deck_cmd.ini", "# a deck\n# command: lyapunov\n[model]\nN = 8\n")),
+            "lyapunov");
+  EXPECT_EQ(deck_declared_command(write_deck("deck_nocmd.ini", "# a deck\n[model]\nN = 8\n")), "");
+  EXPECT_EQ(deck_declared_command("no_such_deck.ini"), "");
+}
+
 }  // namespace
 
 TEST(Deck, DefaultsFileAndOverridesInOrderOfPrecedence) {
@@ -90,13 +126,14 @@ TEST(Deck, OutOfRangeMessageSaysWhyWhenTheKeyDoes) {
 TEST(Deck, KeyGivenTwiceInTheFileIsRefused) {
   const DeckSchema s = schema();
   // Twice in one section, with the same and with different values.
-  EXPECT_EQ(error_of(s, write_deck("deck_twice.ini", "[model]\nN = 64\nT = 2\nN = 64\n"), {}),
-            "deck 'deck_twice.ini': key 'model.N' is given twice");
-  EXPECT_EQ(error_of(s, write_deck("deck_twice2.ini", "[model]\nN = 64\nN = 32\n"), {}),
-            "deck 'deck_twice2.ini': key 'model.N' is given twice");
+  auto twice = [](const std::string& path) { return "deck '" + path + "': key 'model.N' is given twice"; };
+  const std::string a = write_deck("deck_twice.ini", "[model]\nN = 64\nT = 2\nN = 64\n");
+  EXPECT_EQ(error_of(s, a, {}), twice(a));
+  const std::string b = write_deck("deck_twice2.ini", "[model]\nN = 64\nN = 32\n");
+  EXPECT_EQ(error_of(s, b, {}), twice(b));
   // In two sections of the same name.
-  EXPECT_EQ(error_of(s, write_deck("deck_twice3.ini", "[model]\nN = 64\n[mlp]\nenabled = no\n[model]\nN = 32\n"), {}),
-            "deck 'deck_twice3.ini': key 'model.N' is given twice");
+  const std::string c = write_deck("deck_twice3.ini", "[model]\nN = 64\n[mlp]\nenabled = no\n[model]\nN = 32\n");
+  EXPECT_EQ(error_of(s, c, {}), twice(c));
   // A repeated section with other keys, and a key of the file overridden (even twice) on the command line: fine.
   const Deck d = Deck::parse(s, write_deck("deck_sections.ini", "[model]\nN = 64\n[mlp]\nenabled = no\n[model]\nT = 3\n"),
                              {"--model.N=10", "--model.N=12"});

@@ -395,3 +395,16 @@ TEST(Mmd, FromEnergiesMatchesTheDirectSum) {
     EXPECT_NEAR(fast, direct, 1e-11 * direct) << "beta = " << beta;
   }
 }
+
+// Every printed measurement flags a prediction its interval excludes (two-sided), or a bound the whole
+// interval lies above (one-sided); the lyapunov line of the issue: 0.1520 [0.0846, 0.1984] against 0.2.
+TEST(AgainstPrediction, FlagsOnlyWhatTheIntervalExcludes) {
+  EXPECT_EQ(tokdyn::against_prediction({0.1520, 0.0846, 0.1984}, 0.2),
+            "  <- DISAGREES: the interval excludes the prediction 0.2");
+  EXPECT_EQ(tokdyn::against_prediction({-0.1002, -0.1035, -0.0968}, -0.1), "");
+  EXPECT_EQ(tokdyn::against_prediction({0.2, 0.2, 0.3}, 0.2), "");  // an end point counts as inside
+  EXPECT_NE(tokdyn::against_prediction({1, 0, 2}, std::nan("")), "");  // NaN is never "inside"
+  // One-sided: a rate below its upper bound agrees however far below; one whose interval lies above does not.
+  EXPECT_EQ(tokdyn::against_prediction({-3, -3.5, -2.5}, -1, true), "");
+  EXPECT_EQ(tokdyn::against_prediction({-0.5, -0.7, -0.3}, -1, true), "  <- DISAGREES: the interval lies above the bound -1");
+}

@@ -43,6 +43,7 @@ class DeckSchema {
 
   const std::vector<KeySpec>& keys() const { return keys_; }
   const KeySpec* find(const std::string& name) const;
+  std::vector<std::string> names() const;  // every key, section.key
   // Every key, by section, with default and meaning (for --help).
   std::string help_text() const;
 
@@ -91,5 +92,9 @@ class Deck {
 // signed_values). InputError naming the key and the first bad item.
 std::vector<std::int64_t> parse_index_list(const std::string& key, const std::string& text, const std::string& what);
 std::vector<double> parse_real_list(const std::string& key, const std::string& text, bool signed_values = false);
+
+// The command a deck names in a "# command: NAME" comment line ("" when it names none, or cannot be read):
+// tokdyn refuses the deck under another command.
+std::string deck_declared_command(const std::string& path);
 
 }  // namespace tokdyn

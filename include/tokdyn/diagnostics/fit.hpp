@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 namespace tokdyn {
@@ -14,6 +15,11 @@ struct Estimate {
   double value = 0;
   double low = 0, high = 0;  // confidence interval
 };
+
+// What every printed measurement says next to its prediction: "" when the interval holds it, else
+// "  <- DISAGREES: the interval excludes the prediction P". at_most: the prediction is an upper bound
+// (flagged only when the whole interval lies above it).
+std::string against_prediction(const Estimate& e, double predicted, bool at_most = false);
 
 // The least-squares slope with the interval +-1.96 standard errors (from the residuals): for a rate
 // read off one smooth curve, where the interval says how straight the fitted piece is.

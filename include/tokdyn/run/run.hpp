@@ -32,6 +32,7 @@ struct RunRequest {
   bool resume = false;  // --resume: continue the run's checkpoint when it has one, else start (or nothing to do)
   bool force = false;   // --force: replace an existing output, checkpoint or partial file (never a running run's)
   bool status = false;  // --status: say what the run's files are and what --resume would do
+  bool dry_run = false;  // --dry-run: the resolved deck, the memory estimate and the planned run; nothing written
 };
 
 class Run {
@@ -48,6 +49,11 @@ class Run {
 
   // True when there is nothing to run: --status was answered, or --resume found the run finished.
   bool done() const { return done_; }
+  // --dry-run: the deck and the run's files were checked, no lock taken; the driver reports and stops.
+  bool dry_run() const { return dry_run_; }
+  // What --dry-run prints after the resolved deck: the memory estimate against the limit per rank, the run
+  // (banner: its parameters) and its files. Collective.
+  void print_dry_run(const MemoryEstimate& estimate, const std::string& banner) const;
   const Deck& deck() const { return *deck_; }
   const RunPaths& paths() const { return paths_; }
   const Comm& comm() const { return comm_; }
@@ -81,6 +87,7 @@ class Run {
   std::string checkpoint_path_;
   std::string run_id_;
   bool done_ = false;
+  bool dry_run_ = false;
   bool force_ = false;
   // Step loop bookkeeping.
   std::int64_t steps_ = 0, checkpoints_ = 0;

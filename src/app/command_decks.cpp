@@ -1,0 +1,66 @@
+// tokdyn decks: the shipped decks (input/*.ini), each with the command it is for (its "# command:" line,
+// transformer when it has none) and the first sentence of its description.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "tokdyn/core/error.hpp"
+
+namespace tokdyn {
+namespace {
+
+// The first comment line that is not the command line, cut at a word near 100 characters.
+std::string purpose(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] != '#') continue;
+    const auto start = line.find_first_not_of("# ");
+    if (start == std::string::npos || line.compare(start, 8, "command:") == 0) continue;
+    std::string body = line.substr(start);
+    if (body.size() > 100) body = body.substr(0, body.rfind(' ', 97)) + " ...";
+    return body;
+  }
+  return "(no description)";
+}
+
+std::string default_directory() {
+  if (const char* env = std::getenv("TOKDYN_DECKS"); env && *env) return env;
+  return TOKDYN_DECK_DIR;  // the source tree's input/, set by CMake
+}
+
+}  // namespace
+
+DeckSchema decks_schema() {
+  DeckSchema s;
+  s.add_text("decks.dir", "", "directory of the decks to list (default: $TOKDYN_DECKS, else the source tree's input/)");
+  return s;
+}
+
+int run_decks(const Comm& comm, const DeckSchema& schema, const RunRequest& request) {
+  const Deck deck = Deck::parse(schema, request.deck_path, request.overrides);
+  const std::string dir = deck.get_text("decks.dir").empty() ? default_directory() : deck.get_text("decks.dir");
+  std::vector<std::filesystem::path> decks;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
+    if (entry.path().extension() == ".ini") decks.push_back(entry.path());
+  if (ec) throw InputError("deck directory '" + dir + "' cannot be listed (" + ec.message() + "; set TOKDYN_DECKS)");
+  if (decks.empty()) throw InputError("deck directory '" + dir + "' holds no .ini deck");
+  std::sort(decks.begin(), decks.end());
+  if (!comm.root()) return 0;
+  std::printf("%zu decks in %s (run one: mpiexec -n P tokdyn COMMAND %s/NAME.ini)\n", decks.size(), dir.c_str(),
+              dir.c_str());
+  for (const auto& p : decks) {
+    std::string command = deck_declared_command(p.string());
+    if (command.empty()) command = "transformer";
+    std::printf("  %-28s %-12s %s\n", p.filename().c_str(), command.c_str(), purpose(p.string()).c_str());
+  }
+  return 0;
+}
+
+}  // namespace tokdyn
