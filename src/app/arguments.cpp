@@ -10,8 +10,9 @@ bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 
 bool looks_like_value(const std::string& s) {
   return !s.empty() && (s[0] != '-' || (s.size() > 1 && (std::isdigit(static_cast<unsigned char>(s[1])) || s[1] == '.')));
 }
-bool is_deck(const std::string& s) { return s.size() > 4 && s.compare(s.size() - 4, 4, ".ini") == 0; }
 }  // namespace
+
+bool is_deck(const std::string& s) { return s.size() > 4 && s.compare(s.size() - 4, 4, ".ini") == 0; }
 
 Arguments split_arguments(const std::vector<std::string>& args) {
   Arguments a;

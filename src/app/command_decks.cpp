@@ -56,9 +56,8 @@ int run_decks(const Comm& comm, const DeckSchema& schema, const RunRequest& requ
   std::printf("%zu decks in %s (run one: mpiexec -n P tokdyn COMMAND %s/NAME.ini)\n", decks.size(), dir.c_str(),
               dir.c_str());
   for (const auto& p : decks) {
-    std::string command = deck_declared_command(p.string());
-    if (command.empty()) command = "transformer";
-    std::printf("  %-28s %-12s %s\n", p.filename().c_str(), command.c_str(), purpose(p.string()).c_str());
+    std::printf("  %-28s %-12s %s\n", p.filename().c_str(), deck_command(p.string()).c_str(),
+                purpose(p.string()).c_str());
   }
   return 0;
 }

@@ -36,6 +36,8 @@ const std::vector<Command>& commands();
 const Command* find_command(const std::string& name);  // null when there is none of that name
 // "unknown command 'X'" with the commands close to X, or, when X is a deck, the command line it meant.
 std::string unknown_command_message(const std::string& name);
+// The command a deck is for: its "# command:" line, transformer when it has none.
+std::string deck_command(const std::string& deck_path);
 // InputError when the deck names another command in its "# command:" line.
 void check_deck_command(const Command& command, const std::string& deck_path);
 

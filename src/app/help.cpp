@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "arguments.hpp"
 #include "commands.hpp"
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/core/suggest.hpp"
@@ -47,17 +48,17 @@ const Command* find_command(const std::string& name) {
 
 std::string unknown_command_message(const std::string& name) {
   const std::string message = "unknown command '" + name + "'";
-  const bool deck = (name.size() > 4 && name.compare(name.size() - 4, 4, ".ini") == 0) ||
-                    std::filesystem::is_regular_file(name);
-  if (deck) {
-    const std::string declared = deck_declared_command(name);
-    return message + " (the command comes first: tokdyn " + (declared.empty() ? "transformer" : declared) + " " + name +
-           " ...)";
-  }
+  if (is_deck(name) || std::filesystem::is_regular_file(name))
+    return message + " (the command comes first: tokdyn " + deck_command(name) + " " + name + " ...)";
   std::vector<std::string> names;
   for (const auto& c : commands()) names.push_back(c.name);
   const std::string hint = did_you_mean(name, names);
   return message + (hint.empty() ? " (see tokdyn --help)" : hint);
+}
+
+std::string deck_command(const std::string& deck_path) {
+  const std::string declared = deck_declared_command(deck_path);
+  return declared.empty() ? "transformer" : declared;
 }
 
 void check_deck_command(const Command& command, const std::string& deck_path) {

@@ -72,16 +72,23 @@ double memory_per_rank(const Comm& comm, double max_memory) {
   return max_memory > 0 ? max_memory : available_on_node() / on_node;
 }
 
+namespace {
 double resident_now() {
   std::ifstream statm("/proc/self/statm");
   double pages = 0, resident = 0;
   if (!(statm >> pages >> resident)) return 0;
   return resident * static_cast<double>(sysconf(_SC_PAGESIZE));
 }
+}  // namespace
+
+MemoryEstimate with_process(const MemoryEstimate& estimate) {
+  MemoryEstimate need = estimate;
+  need.add("held by the process now (libraries, MPI)", resident_now(), 1);
+  return need;
+}
 
 void require_memory(const Comm& comm, const MemoryEstimate& given, double max_memory) {
-  MemoryEstimate estimate = given;
-  estimate.add("held by the process now (libraries, MPI)", resident_now(), 1);
+  const MemoryEstimate estimate = with_process(given);
   const double limit = memory_per_rank(comm, max_memory), need = estimate.total();
   // A run starts from what the process holds already (libraries, MPI buffers): 10% head room on top.
   const bool ok = need * 1.1 <= limit;

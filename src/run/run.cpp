@@ -278,8 +278,7 @@ std::string Run::status_line(const DeckSchema& schema, const Deck& given, const 
 
 void Run::print_dry_run(const MemoryEstimate& estimate, const std::string& banner) const {
   const double limit = memory_per_rank(comm_, deck_->has("run.max_memory") ? max_memory_from_deck(*deck_) : 0.0);
-  MemoryEstimate need = estimate;
-  need.add("held by the process now (libraries, MPI)", resident_now(), 1);
+  const MemoryEstimate need = with_process(estimate);
   double worst = need.total();
   TOKDYN_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &worst, 1, MPI_DOUBLE, MPI_MAX, comm_.get()));
   comm_.print("dry run of tokdyn " + command_ + " (nothing is written)\n\n# resolved deck\n" + deck_->resolved_text() +

@@ -30,8 +30,8 @@ double memory_per_rank(const Comm& comm, double max_memory);
 // Collective: InputError on every rank when some rank's estimate exceeds what it may use.
 void require_memory(const Comm& comm, const MemoryEstimate& estimate, double max_memory);
 
-// Resident memory of this process now (libraries, MPI and PETSc buffers): what a run adds its arrays to.
-double resident_now();
+// The estimate with what this process holds now (libraries, MPI and PETSc buffers) added: what a run needs.
+MemoryEstimate with_process(const MemoryEstimate& estimate);
 // Peak resident memory of this process so far (getrusage), in bytes.
 double peak_memory();
 
