@@ -1,6 +1,7 @@
 #include "tokdyn/pairs/pair_kernels.hpp"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "tokdyn/core/fast_exp.hpp"
@@ -21,31 +22,79 @@ void half_beta_norms(const double* x, std::int64_t n, int d, double beta, double
 
 namespace {
 
-// One row: weights (kWeights) and/or statistics (kStats; kEnergy: E_beta's term only) from the same
-// e = expm1(beta c - h_row - h_j).
+// Eight doubles, and their comparisons and bins, as GCC/Clang vectors: the cosine statistics are compares,
+// selects and a conversion, which the auto-vectoriser leaves scalar when they sit beside the expm1 loop
+// (2.2 ns/pair instead of 0.4). Element-wise operations only, so every vector width gives the same bits.
+typedef double Lanes __attribute__((vector_size(kLanes * sizeof(double))));
+typedef std::int64_t LaneCounts __attribute__((vector_size(kLanes * sizeof(std::int64_t))));
+typedef int LaneBins __attribute__((vector_size(kLanes * sizeof(int))));
+
+// The cosine statistics of one row c [n] into out (cosine, min, aligned, antipodal) and each pair's bin into
+// scratch [n] (NaN fails both comparisons and lands in bin 0), then the bins counted into counts.
+inline __attribute__((always_inline)) void cosine_statistics(const double* c, int n, int bins, double cluster_cosine,
+                                                            std::int64_t* counts, int* scratch,
+                                                            PairRowStatistics& out) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const Lanes zero = {}, one = zero + 1.0, half_bins = zero + 0.5 * bins, last_bin = zero + (bins - 1.0),
+              above = zero + cluster_cosine, below = zero - cluster_cosine;
+  Lanes cosine = zero, least = zero + inf;
+  LaneCounts aligned = {}, antipodal = {};
+  int j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    Lanes x;
+    std::memcpy(&x, c + j, sizeof x);
+    cosine += x;
+    least = x < least ? x : least;
+    aligned -= x > above;  // a true comparison is -1
+    antipodal -= x < below;
+    // floor((x + 1) bins / 2) clamped to [0, bins - 1]: the clamp first, then truncation (= floor, b >= 0)
+    Lanes b = (x + one) * half_bins;
+    b = b > zero ? b : zero;
+    b = b < last_bin ? b : last_bin;
+    const LaneBins bin = __builtin_convertvector(b, LaneBins);
+    std::memcpy(scratch + j, &bin, sizeof bin);
+  }
+  double sum[kLanes], low[kLanes];
+  std::int64_t up[kLanes], down[kLanes];
+  std::memcpy(sum, &cosine, sizeof sum);
+  std::memcpy(low, &least, sizeof low);
+  std::memcpy(up, &aligned, sizeof up);
+  std::memcpy(down, &antipodal, sizeof down);
+  for (int k = 0; j < n; ++j, ++k) {  // the tail, lane by lane
+    const double x = c[j];
+    sum[k] += x;
+    low[k] = x < low[k] ? x : low[k];
+    up[k] += x > cluster_cosine;
+    down[k] += x < -cluster_cosine;
+    double b = (x + 1.0) * (0.5 * bins);
+    b = b > 0.0 ? b : 0.0;
+    b = b < bins - 1.0 ? b : bins - 1.0;
+    scratch[j] = static_cast<int>(b);
+  }
+  out.min = inf;
+  for (int k = 0; k < kLanes; ++k) {
+    out.cosine += sum[k];
+    out.min = low[k] < out.min ? low[k] : out.min;
+    out.aligned += up[k];
+    out.antipodal += down[k];
+  }
+  for (j = 0; j + kHistogramCopies <= n; j += kHistogramCopies)
+    for (int k = 0; k < kHistogramCopies; ++k) ++counts[k * bins + scratch[j + k]];
+  for (int k = 0; j < n; ++j, ++k) ++counts[k * bins + scratch[j]];
+}
+
+// One row: weights (kWeights) and/or E_beta's term (kEnergy) from the same e = expm1(beta c - h_row - h_j),
+// then the cosine statistics (kStats) over the same row, still in L1.
 template <bool kWeights, bool kStats, bool kEnergy = kStats>
 inline __attribute__((always_inline)) PairRowStatistics pair_row(const double* c, const double* h, int n, double beta,
                                                                  double h_row, int bins, double cluster_cosine,
                                                                  std::int64_t* counts, int* scratch, double* weights) {
-  const double inf = std::numeric_limits<double>::infinity(), half_bins = 0.5 * bins, last_bin = bins - 1;
-  double energy[kLanes], cosine[kLanes], least[kLanes], aligned[kLanes], antipodal[kLanes];
-  for (int k = 0; k < kLanes; ++k) energy[k] = cosine[k] = aligned[k] = antipodal[k] = 0, least[k] = inf;
-  // One pair: E_beta's term, the cosine's sums, its bin (NaN fails both comparisons and lands in bin 0).
+  double energy[kLanes];
+  for (int k = 0; k < kLanes; ++k) energy[k] = 0;
   auto pair = [&](int j, int k) {
-    const double x = c[j];
-    const double e = expm1_nonpositive((beta * x - h_row) - h[j]);
+    const double e = expm1_nonpositive((beta * c[j] - h_row) - h[j]);
     if constexpr (kWeights) weights[j] = 1.0 + e;
     if constexpr (kEnergy) energy[k] -= e;
-    if constexpr (kStats) {
-      cosine[k] += x;
-      least[k] = x < least[k] ? x : least[k];
-      aligned[k] += x > cluster_cosine ? 1.0 : 0.0;
-      antipodal[k] += x < -cluster_cosine ? 1.0 : 0.0;
-      double b = std::floor((x + 1.0) * half_bins);
-      b = b > 0.0 ? b : 0.0;
-      b = b < last_bin ? b : last_bin;
-      scratch[j] = static_cast<int>(b);
-    }
   };
   int j = 0;
   for (; j + kLanes <= n; j += kLanes)
@@ -54,18 +103,7 @@ inline __attribute__((always_inline)) PairRowStatistics pair_row(const double* c
   PairRowStatistics out;
   if constexpr (kEnergy)
     for (int k = 0; k < kLanes; ++k) out.energy += energy[k];
-  if constexpr (kStats) {
-    out.min = inf;
-    for (int k = 0; k < kLanes; ++k) {
-      out.cosine += cosine[k];
-      out.min = least[k] < out.min ? least[k] : out.min;
-      out.aligned += static_cast<std::int64_t>(aligned[k]);
-      out.antipodal += static_cast<std::int64_t>(antipodal[k]);
-    }
-    for (j = 0; j + kHistogramCopies <= n; j += kHistogramCopies)
-      for (int k = 0; k < kHistogramCopies; ++k) ++counts[k * bins + scratch[j + k]];
-    for (int k = 0; j < n; ++j, ++k) ++counts[k * bins + scratch[j]];
-  }
+  if constexpr (kStats) cosine_statistics(c, n, bins, cluster_cosine, counts, scratch, out);
   return out;
 }
 
