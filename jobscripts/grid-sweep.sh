@@ -1,10 +1,25 @@
 #!/usr/bin/env bash
-# Submits the whole grid of doc/science.md section 6.5: one array job (15 tasks) per grid deck in input/.
-#   jobscripts/grid-sweep.sh OUTDIR [sbatch options...]
+# Submits the whole grid of doc/science.md section 6.5: one array job (15 tasks, jobscripts/grid.sbatch) per
+# grid deck in input/, each task its own run file OUTDIR/<deck>-<activation>-f<factor>.h5.
+#
+#   jobscripts/grid-sweep.sh OUTDIR [sbatch options --] [--section.key=value ...]
+#
+# Options for sbatch itself (partition, account, time, job name) come before a `--` and reach every array;
+# deck overrides come after it (everything, without a `--`), e.g.
+#   jobscripts/grid-sweep.sh runs/grid -p short --time=01:00:00 -- --model.N=32
+# Prints one job id a deck. The jobs get this environment: TOKDYN, TOKDYN_SRC (default: this repository),
+# TOKDYN_LAUNCH, TOKDYN_SETUP (jobscripts/lib-job.sh).
 set -euo pipefail
-outdir=${1:?usage: jobscripts/grid-sweep.sh OUTDIR [sbatch options...]}
-shift
 here=$(cd "$(dirname "$0")" && pwd)
-for deck in "$here"/../input/grid-*.ini; do
-  sbatch "$@" "$here/grid.sbatch" "$deck" "$outdir"
+source "$here/lib-sweep.sh"
+[ $# -ge 1 ] || usage_error "usage: jobscripts/grid-sweep.sh OUTDIR [sbatch options --] [--section.key=value ...]"
+export TOKDYN_SRC=${TOKDYN_SRC:-$(dirname "$here")}
+mkdir -p "$1"
+outdir=$(realpath "$1")
+shift
+split_sbatch_options "$@"
+for deck in "$(dirname "$here")"/input/grid-*.ini; do
+  id=$(sbatch --parsable ${sbatch_options[@]+"${sbatch_options[@]}"} --output="$outdir/grid-%A_%a.out" \
+    "$here/grid.sbatch" "$deck" "$outdir" ${task_arguments[@]+"${task_arguments[@]}"})
+  echo "$(basename "$deck" .ini) ${id%%;*}"
 done

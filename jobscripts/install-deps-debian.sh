@@ -16,6 +16,7 @@ packages=(
   python3-numpy python3-h5py python3-matplotlib python3-scipy python3-pytest
   slurm-wlm munge procps
   fortunes-min
+  chromium
 )
 
 missing=()

@@ -1,5 +1,13 @@
 # Shared by the sweep scripts (sourced, not run): the sbatch options before a `--`, and the submission of an
 # array with a job that starts only if every task succeeded (--dependency=afterok).
+#
+# The convention of every sweep script: SCRIPT ARGS... [sbatch options --] [--section.key=value ...]. Options
+# for sbatch itself (-p/--partition, -A/--account, --time, --job-name, --comment, --qos...) come before a
+# `--` and reach every job the script submits; what follows the `--` (everything, without one) goes to
+# tokdyn as deck overrides. sbatch also reads SBATCH_PARTITION, SBATCH_ACCOUNT... from the environment.
+
+# usage_error MESSAGE: one line on stderr, exit 2.
+usage_error() { echo "$(basename "$0"): $*" >&2; exit 2; }
 
 # split_sbatch_options ARGS...: sets sbatch_options to the arguments before a `--` (none without one) and
 # task_arguments to the rest.
@@ -16,6 +24,7 @@ split_sbatch_options() {
 # (default: the repository holding this script) for the jobs.
 sweep_paths() {
   export TOKDYN_SRC=${TOKDYN_SRC:-$(dirname "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)")}
+  [ -f "$1" ] || usage_error "no deck '$1'"
   deck=$(realpath "$1")
   mkdir -p "$2"
   outdir=$(realpath "$2")
@@ -29,10 +38,10 @@ submit_with_summary() {
   local tasks=$1 outdir=$2 name=$3 task_script=$4 summary_script=$5 prefix=$6
   shift 6
   local sweep summary
-  sweep=$(sbatch --parsable "${sbatch_options[@]}" --array=0-$((tasks - 1)) --output="$outdir/$name-%A_%a.out" \
-    "$task_script" "$@")
+  sweep=$(sbatch --parsable ${sbatch_options[@]+"${sbatch_options[@]}"} --array=0-$((tasks - 1)) \
+    --output="$outdir/$name-%A_%a.out" "$task_script" "$@")
   sweep=${sweep%%;*}
-  summary=$(sbatch --parsable "${sbatch_options[@]}" --dependency=afterok:"$sweep" \
+  summary=$(sbatch --parsable ${sbatch_options[@]+"${sbatch_options[@]}"} --dependency=afterok:"$sweep" \
     --output="$outdir/${SUMMARY_LABEL:-fit}-%j.out" "$summary_script" "$outdir" "$prefix")
   echo "sweep $sweep ${SUMMARY_LABEL:-fit} ${summary%%;*}"
 }

@@ -10,6 +10,8 @@
 #   LOCAL_SLURM_TIMEOUT   seconds to wait for the node to become idle (default 60)
 # More tasks than cores: `sbatch --ntasks=N --overcommit` (mpiexec -n N then needs no
 # --oversubscribe); the node keeps its real CPU count.
+# Partitions: debug (the default) and batch, both the whole node. Timings of finished jobs (there is no
+# slurmdbd): `sacct -c -j JOBID --format=JobID,JobName,Partition,Elapsed,State` (the job completion log).
 set -euo pipefail
 
 CONF_DIR=/etc/slurm
@@ -21,6 +23,8 @@ RUN_DIR=/run/slurm
 CTLD_PID=$RUN_DIR/slurmctld.pid
 SLURMD_PID=$RUN_DIR/slurmd.pid
 PARTITION=debug
+PARTITION2='batch'  # quoted: batch is also a command
+JOBCOMP_LOG=$LOG_DIR/jobcomp.log
 TIMEOUT=${LOCAL_SLURM_TIMEOUT:-60}
 
 # Our own config, not whatever a caller's environment points at.
@@ -147,9 +151,13 @@ AuthInfo=cred_expire=20
 # No systemd/cgroup v2 delegation in containers: track processes by parent pid, no task binding.
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
+# Job timings without slurmdbd: Debian's Slurm 22.05 has no accounting_storage/filetxt any more, but
+# jobcomp/filetxt appends a line per finished job to JobCompLoc, which sacct -c reads (JobID, Elapsed,
+# State, Partition, Account...). jobacct_gather/linux lets sstat show a running step's memory and CPU.
+JobAcctGatherType=jobacct_gather/linux
 AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/none
+JobCompType=jobcomp/filetxt
+JobCompLoc=$JOBCOMP_LOG
 SwitchType=switch/none
 MpiDefault=none
 SchedulerType=sched/backfill
@@ -176,6 +184,8 @@ Waittime=0
 
 $node_line State=UNKNOWN
 PartitionName=$PARTITION Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+# The same node again, not the default: the tests check that SBATCH_PARTITION reaches a job.
+PartitionName=$PARTITION2 Nodes=ALL Default=NO MaxTime=INFINITE State=UP
 EOF
 }
 
@@ -292,7 +302,7 @@ cmd_start() {
     fi
     sleep 0.5
   done
-  log "ready: node $(short_host) $st, partition $PARTITION"
+  log "ready: node $(short_host) $st, partitions $PARTITION (default) and $PARTITION2"
 }
 
 cmd_stop() {
@@ -321,6 +331,6 @@ case "${1:-start}" in
   start) cmd_start ;;
   stop) cmd_stop ;;
   status) cmd_status ;;
-  -h|--help|help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' ;;
-  *) die "unknown subcommand '$1' (start|stop|status)" ;;
+  -h|--help|help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' ;;
+  *) log "ERROR: unknown subcommand '$1' (start|stop|status)"; exit 2 ;;
 esac

@@ -2,26 +2,26 @@
 # Submits a convergence sweep as a Slurm array (one task per level and replica, each its own result
 # file) and the fit as a job that starts only if every task succeeded (--dependency=afterok).
 #
-#   jobscripts/sweep.sh depth|width|tokens DECK OUTDIR LEVELS REPLICAS [--section.key=value ...]
+#   jobscripts/sweep.sh depth|width|tokens DECK OUTDIR LEVELS REPLICAS [sbatch options --] [--section.key=value ...]
 #
 # depth, width: L = L0 2^level layers, m = m0 2^level MLP width, one rank a task; tokens: propagation of
 # chaos, N = N0 2^level tokens against the mean-field solution, two ranks a task (the --ntasks of
-# sweep-<study>.sbatch).
-#
-# Prints the two job ids. TOKDYN (the binary) and TOKDYN_SRC (this repository) pass to the jobs.
+# sweep-<study>.sbatch). Task i writes OUTDIR/<study>-i.h5; the fit OUTDIR/convergence-<study>.{json,csv,png}.
+# Options for sbatch itself (partition, account, time, job name) come before a `--` and reach the array and
+# the fit, e.g.
+#   jobscripts/sweep.sh depth input/converge-depth.ini runs/depth 7 16 -p short --time=02:00:00 -- --model.N=64
+# Prints the two job ids. The jobs get this environment: TOKDYN, TOKDYN_SRC (default: this repository),
+# TOKDYN_LAUNCH, TOKDYN_PYTHON, TOKDYN_SETUP (jobscripts/lib-job.sh).
 set -euo pipefail
-study=${1:?usage: jobscripts/sweep.sh depth|width|tokens DECK OUTDIR LEVELS REPLICAS [overrides...]}
-deck=${2:?deck}; outdir=${3:?outdir}; levels=${4:?levels}; replicas=${5:?replicas}
-shift 5
-case "$study" in depth|width|tokens) ;; *) echo "sweep.sh: study must be depth, width or tokens, not '$study'" >&2; exit 2 ;; esac
 here=$(cd "$(dirname "$0")" && pwd)
-export TOKDYN_SRC=${TOKDYN_SRC:-$(dirname "$here")}
-deck=$(realpath "$deck")
-mkdir -p "$outdir"
-outdir=$(realpath "$outdir")
-sweep=$(sbatch --parsable --array=0-$((levels * replicas - 1)) --output="$outdir/$study-%A_%a.out" \
-  "$here/sweep-$study.sbatch" "$deck" "$outdir" --converge.levels="$levels" --converge.replicas="$replicas" "$@")
-sweep=${sweep%%;*}
-fit=$(sbatch --parsable --dependency=afterok:"$sweep" --output="$outdir/fit-%j.out" \
-  "$here/convergence.sbatch" "$outdir" "$outdir/convergence-$study")
-echo "sweep $sweep fit ${fit%%;*}"
+source "$here/lib-sweep.sh"
+[ $# -ge 5 ] || usage_error "usage: jobscripts/sweep.sh depth|width|tokens DECK OUTDIR LEVELS REPLICAS [sbatch options --] [--section.key=value ...]"
+study=$1 levels=$4 replicas=$5
+case "$study" in depth|width|tokens) ;; *) usage_error "study must be depth, width or tokens, not '$study'" ;; esac
+[[ "$levels" =~ ^[1-9][0-9]*$ && "$replicas" =~ ^[1-9][0-9]*$ ]] || usage_error "LEVELS and REPLICAS must be positive integers, not '$levels' '$replicas'"
+sweep_paths "$2" "$3"
+shift 5
+split_sbatch_options "$@"
+submit_with_summary $((levels * replicas)) "$outdir" "$study" "$here/sweep-$study.sbatch" "$here/convergence.sbatch" \
+  "$outdir/convergence-$study" "$deck" "$outdir" --converge.levels="$levels" --converge.replicas="$replicas" \
+  ${task_arguments[@]+"${task_arguments[@]}"}

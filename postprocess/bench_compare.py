@@ -70,7 +70,13 @@ import re
 import sys
 import tempfile
 
-from bench_common import (BenchError, add_tool_options, best_of, check_minimums, check_tools, exit_status,
+from tokdyn_h5 import require_modules
+
+# Looked up, not loaded: numpy loads in import_libraries once its BLAS thread count is in the environment.
+require_modules("bench_compare.py", ("numpy", "h5py"), load=False)
+
+from bench_common import (BenchError, add_tool_options, best_of, check_minimums, check_tools,  # noqa: E402
+                          exit_status,
                           import_torch, machine, parse_list, run_tokdyn, tokdyn_error, tokdyn_version, write_json)
 
 PROG = "bench_compare.py"
@@ -295,6 +301,7 @@ def import_libraries(threads):
         os.environ[var] = str(threads)
     if "numpy" in sys.modules:
         raise BenchError("internal: numpy was imported before its thread count was set")
+    require_modules(PROG, ("numpy", "h5py"))  # now loaded: an installation that fails to import says so
     import numpy
 
     np = numpy

@@ -54,9 +54,14 @@ import re
 import sys
 import tempfile
 
-import numpy as np
+from tokdyn_h5 import require_modules
 
-from bench_common import (BenchError, add_tool_options, best_of, check_minimums, check_tools, exit_status,
+require_modules("bench_markov.py", ("numpy",))  # one line naming what is missing, before numpy loads
+
+import numpy as np  # noqa: E402
+
+from bench_common import (BenchError, add_tool_options, best_of, check_minimums, check_tools,  # noqa: E402
+                          exit_status,
                           import_torch, machine, parse_list, run_tokdyn, tokdyn_error, write_json)
 
 PROG = "bench_markov.py"

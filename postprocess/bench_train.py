@@ -31,9 +31,14 @@ import sys
 import tempfile
 import time
 
-import numpy as np
+from tokdyn_h5 import require_modules
 
-from bench_common import (BenchError, check_tools, exit_status, import_torch, machine, parse_list, run_tokdyn,
+require_modules("bench_train.py", ("numpy", "h5py"))  # one line naming what is missing, before numpy loads
+
+import numpy as np  # noqa: E402
+
+from bench_common import (BenchError, check_tools, exit_status, import_torch, machine,  # noqa: E402
+                          parse_list, run_tokdyn,
                           write_json)
 
 PROG = "bench_train.py"

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Merge the result files of a `tokdyn converge` sweep and fit the convergence rate.
 
 Usage:
@@ -68,8 +68,13 @@ Output (PREFIX defaults to ./convergence-<study>):
                  ci_at_least_as_fast (the upper end of observed_ci too)};
     PREFIX.csv   one row per level: level, n, mean and se of every metric;
     PREFIX.png   log-log plot of mean +- 95% CI against level for the chosen
-                 metric (the other metrics lighter), the fitted line and the
-                 reference slope lines anchored at the first level.
+                 metric (filled markers) and the other metrics (open markers,
+                 each its own marker and line style, drawn on top so that none
+                 hides another), the fitted line and the reference slope lines
+                 anchored at the first level; an interval reaching below
+                 mean / 20 (zero or below included) is drawn down to mean / 20
+                 and marked with a downward triangle; the title names the
+                 parameters the files share (their decks).
 A short table, the slopes and the paths written are printed on stdout.
 
 Errors (missing or unreadable file, wrong command, schema violation, mixed
@@ -86,12 +91,16 @@ import math
 import os
 import sys
 
-import numpy as np
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tokdyn_h5 import ALLOW_PARTIAL, mark_partial, open_run, partial_label, run_cli, to_scalar, to_str  # noqa: E402
+from tokdyn_h5 import require_modules  # noqa: E402
 
-import matplotlib
+require_modules("convergence.py")  # one line naming what is missing, before numpy, h5py and matplotlib load
+
+import numpy as np  # noqa: E402
+from tokdyn_h5 import (ALLOW_PARTIAL, common_parameters, log_lower, mark_partial, open_run,  # noqa: E402
+                       partial_label, run_cli, run_parameters, title_for, to_scalar, to_str)
+
+import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -128,15 +137,17 @@ Z95 = 1.96
 COLORS = {"mse_grid": "tab:blue", "mse_sup": "tab:green", "mse_final": "tab:purple",
           "w2_sup": "tab:blue", "w2_final": "tab:purple", "mmd2_sup": "tab:green",
           "energy_error_sup": "tab:orange", "mean_error_sup": "tab:brown"}
+# Each metric its own marker and line style too, so that metrics with close values stay apart.
+MARKERS = {"mse_grid": "o", "mse_sup": "s", "mse_final": "^", "w2_sup": "o", "w2_final": "^", "mmd2_sup": "s",
+           "energy_error_sup": "D", "mean_error_sup": "P"}
+LINESTYLES = {"mse_grid": "-", "mse_sup": "--", "mse_final": ":", "w2_sup": "-", "w2_final": ":",
+              "mmd2_sup": "--", "energy_error_sup": "-.", "mean_error_sup": (0, (5, 1, 1, 1))}
 REFERENCE_STYLES = ("--", ":", "-.")
 DUPLICATE_RTOL = 1e-12
 
 
 class ConvergenceError(Exception):
     """Input that cannot be read, merged or fitted."""
-
-
-
 
 
 def warn(message):
@@ -181,7 +192,7 @@ def read_result(path, allow_partial=False):
     checkpoint), after a warning. Raises ConvergenceError on anything else
     that is wrong.
     """
-    import h5py  # imported here so --help works without h5py
+    import h5py
 
     h5, status = open_run(path, ConvergenceError, allow_partial=True)  # skipped below, not refused
     with h5:
@@ -202,6 +213,7 @@ def read_result(path, allow_partial=False):
         for key in ("tokdyn_version", "git_revision", "deck"):
             result[key] = to_str(attrs[key]) if key in attrs else ""
         result["seed"] = to_scalar(attrs["seed"]) if "seed" in attrs else None
+        result["parameters"] = run_parameters(h5, path, ConvergenceError)
 
         if "converge" not in h5 or not isinstance(h5["converge"], h5py.Group):
             raise ConvergenceError(f"{path}: missing group /converge")
@@ -472,34 +484,41 @@ def comparison_text(key, comparison):
             + (" (the whole interval too)" if comparison["ci_at_least_as_fast"] else ""))
 
 
-def make_figure(study, metric, levels, stats, fits, references, attributes):
-    """Log-log plot of mean +- 95% CI against level, fitted line, reference slope lines."""
+def make_figure(study, metric, levels, stats, fits, references, attributes, params=None, nfiles=0,
+                status="complete"):
+    """Log-log plot of mean +- 95% CI against level, fitted line, reference slope lines; titled by the
+    parameters the files share (params) and their number."""
     spec = STUDIES[study]
-    fig, ax = plt.subplots(figsize=(7.5, 5.5))
+    fig, ax = plt.subplots(figsize=(8, 6))
     order = [metric] + [m for m in stats if m != metric]
+    clipped_shown = False
     for name in order:
         mean = stats[name]["mean"]
         half = Z95 * np.nan_to_num(stats[name]["se"], nan=0.0)
         ok = mean > 0
         if not np.any(ok):
             continue
-        # On a log axis the lower end of an interval reaching zero is drawn down to mean / 100.
-        lower = np.minimum(half, 0.99 * mean)
+        low, clipped = log_lower(mean[ok], mean[ok] - half[ok])
         main = name == metric
-        ax.errorbar(levels[ok], mean[ok], yerr=[lower[ok], half[ok]],
-                    color=COLORS[name], marker="o" if main else "s",
-                    markersize=6 if main else 4, lw=1.8 if main else 1.0,
-                    alpha=1.0 if main else 0.4, capsize=4 if main else 2,
+        # The chosen metric filled, the others open and on top: a metric close to another stays visible.
+        ax.errorbar(levels[ok], mean[ok], yerr=[mean[ok] - low, half[ok]],
+                    color=COLORS[name], marker=MARKERS[name], ls=LINESTYLES[name],
+                    markersize=7 if main else 6, mfc=COLORS[name] if main else "white",
+                    lw=2.0 if main else 1.3, capsize=4 if main else 3,
                     label=f"{name} (mean ± 95% CI)" if main else name,
-                    zorder=3 if main else 2)
+                    zorder=3 if main else 4)
+        if clipped.any():
+            ax.plot(levels[ok][clipped], low[clipped], "v", color=COLORS[name], markersize=6, ls="none",
+                    zorder=5, label=None if clipped_shown else "interval reaches below (drawn to mean / 20)")
+            clipped_shown = True
     fit = fits[metric]
     x = np.geomspace(levels[0], levels[-1], 50)
     if fit["slope"] is not None:
         mean = stats[metric]["mean"]
         lx, ly = np.log(levels), np.log(mean)
         intercept = ly.mean() - fit["slope"] * lx.mean()
-        ax.plot(x, np.exp(intercept) * x ** fit["slope"], color="black", lw=1.2,
-                label=f"fit: slope {slope_text(fit)}", zorder=4)
+        ax.plot(x, np.exp(intercept) * x ** fit["slope"], color="black", lw=1.0,
+                label=f"fit: slope {slope_text(fit)}", zorder=6)  # thin, on top: it runs along the data
     anchor = stats[metric]["mean"][0]
     if anchor > 0:
         for (_, label, value), style in zip(references, REFERENCE_STYLES):
@@ -513,8 +532,9 @@ def make_figure(study, metric, levels, stats, fits, references, attributes):
     ax.set_xlabel(spec["level_name"])
     ax.set_ylabel(f"{spec['quantity']} ({metric})")
     shown = ", ".join(f"{name} = {attributes[name]}" for name in spec["shown"])
-    ax.set_title(f"tokdyn converge: {study} study" + (f" ({shown})" if shown else "")
-                 + f"\nslope of log {metric}: {slope_text(fit)} ({references_text(references)})")
+    name = f"{study} study, {nfiles} file{'s' if nfiles != 1 else ''}" + (f" ({shown})" if shown else "")
+    ax.set_title(f"slope of log {metric}: {slope_text(fit)} ({references_text(references)})", fontsize=10)
+    fig.suptitle(title_for("converge", params or {}, name, status, width=80), fontsize=11)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(loc="best", fontsize="small")
     fig.tight_layout()
@@ -595,12 +615,14 @@ def study_attributes(study, results):
     return out
 
 
-def analyse(args):
-    """Read, merge, fit and write; return the summary dict."""
-    files = expand_inputs(args.inputs)
+def fit_files(inputs, metric=None, resamples=2000, seed=1, allow_partial=False):
+    """Read, merge and fit the converge result files named by inputs (files or directories of them) with
+    `resamples` bootstrap resamples seeded by `seed`: return a dict holding the summary (what PREFIX.json
+    holds) under "summary", and the pieces the figure (figure_of), the printed report and report.py use."""
+    files = expand_inputs(inputs)
     results, skipped = [], []
     for path in files:
-        res = read_result(path, args.allow_partial)
+        res = read_result(path, allow_partial)
         if res is None:
             skipped.append(path)
         else:
@@ -610,7 +632,7 @@ def analyse(args):
     study, table = merge(results)
     spec = STUDIES[study]
     metrics = spec["metrics"]
-    metric = args.metric or metrics[0]
+    metric = metric or metrics[0]
     if metric not in metrics:
         raise ConvergenceError(f"--metric {metric} is not a metric of the {study} study "
                                f"({', '.join(metrics)})")
@@ -627,7 +649,7 @@ def analyse(args):
         warn(f"files differ in seed {seeds}: replica ids of different seeds are merged")
 
     n, stats = level_statistics(per_level, metrics)
-    fits = fit_slopes(levels, per_level, stats, args.bootstrap, args.seed, metrics)
+    fits = fit_slopes(levels, per_level, stats, resamples, seed, metrics)
     for m in metrics:
         if fits[m]["slope"] is None:
             if m == metric:
@@ -640,8 +662,6 @@ def analyse(args):
 
     partial = [{"file": r["path"], "status": r["status"]} for r in results if r["status"] != "complete"]
     status = ", ".join(sorted({p["status"] for p in partial})) if partial else "complete"
-    prefix = args.output or f"convergence-{study}"
-    outputs = [prefix + ext for ext in (".json", ".csv", ".png")]
     groups = resample_groups(per_level)
     summary = {
         "study": study,
@@ -664,8 +684,8 @@ def analyse(args):
             } for m in metrics
         },
         "bootstrap": {
-            "resamples": args.bootstrap,
-            "seed": args.seed,
+            "resamples": resamples,
+            "seed": seed,
             "confidence": 0.95,
             "interval": "percentile",
             "paired_groups": [[number(levels[j]) for j in members] for _, members in groups],
@@ -681,20 +701,37 @@ def analyse(args):
     }
     if comparison is not None:
         summary[spec["compare"]] = comparison
+    return {"summary": summary, "study": study, "metric": metric, "levels": levels, "n": n, "stats": stats,
+            "fits": fits, "references": references, "attributes": attributes, "comparison": comparison,
+            "status": status, "files": len(results), "skipped": len(skipped),
+            "parameters": common_parameters(r["parameters"] for r in results)}
+
+
+def figure_of(fit):
+    """The figure of a fit_files result."""
+    return make_figure(fit["study"], fit["metric"], fit["levels"], fit["stats"], fit["fits"], fit["references"],
+                       fit["attributes"], fit["parameters"], fit["files"], fit["status"])
+
+
+def analyse(args):
+    """Read, merge, fit and write; return the summary dict."""
+    fit = fit_files(args.inputs, args.metric, args.bootstrap, args.seed, args.allow_partial)
+    prefix = args.output or f"convergence-{fit['study']}"
+    outputs = [prefix + ext for ext in (".json", ".csv", ".png")]
     try:
-        write_json(outputs[0], summary)
-        write_csv(outputs[1], levels, n, stats, partial_label(status) or "complete")
-        fig = make_figure(study, metric, levels, stats, fits, references, attributes)
+        write_json(outputs[0], fit["summary"])
+        write_csv(outputs[1], fit["levels"], fit["n"], fit["stats"], partial_label(fit["status"]) or "complete")
+        fig = figure_of(fit)
         try:
-            fig.savefig(outputs[2], dpi=100, metadata=mark_partial(fig, status))
+            fig.savefig(outputs[2], dpi=100, metadata=mark_partial(fig, fit["status"]))
         finally:
             plt.close(fig)
     except OSError as exc:
         raise ConvergenceError(f"cannot write {exc.filename or prefix}: "
                                f"{exc.strerror or exc}") from None
-    print_report(study, metric, levels, n, stats, fits, references, comparison, len(results),
-                 len(skipped), outputs)
-    return summary
+    print_report(fit["study"], fit["metric"], fit["levels"], fit["n"], fit["stats"], fit["fits"], fit["references"],
+                 fit["comparison"], fit["files"], fit["skipped"], outputs)
+    return fit["summary"]
 
 
 def main(argv=None):

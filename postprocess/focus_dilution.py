@@ -24,14 +24,14 @@ the deck key that differs between them, model.eps or markov.delta.
   fit lambda = lambda_0 + kappa delta, and the exponent p of lambda - lambda_0 ~ delta^p over delta > 0
   (p = 1: a Theta(delta) escape), next to t_IV(delta) (the stall at delta = 0).
 Writes PREFIX.json, PREFIX.csv (a row per run) and PREFIX.png (default PREFIX: DIR/focus-dilution-KIND)
-and prints the fits, each measurement next to its prediction.
+and prints the fits, each measurement next to its prediction. Every figure's title names the run's
+parameters (a sweep's: those its runs share).
 
 Errors (missing file or directory, not HDF5, not a markov run, a run not complete without --allow-partial,
 a sweep whose runs differ in no or in several keys) end with one line "focus_dilution.py: error: ..." on
 stderr and exit status 2.
 """
 
-import configparser
 import csv
 import glob
 import json
@@ -39,11 +39,15 @@ import math
 import os
 import sys
 
-import numpy as np
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tokdyn_h5 import (ALLOW_PARTIAL, cli_main, mark_partial, open_run, read_datasets,  # noqa: E402
-                       require_attributes, study_group, to_scalar, to_str)
+from tokdyn_h5 import PLOTTING, require_modules  # noqa: E402
+
+# One line naming what is missing, before numpy, h5py, matplotlib and scipy (the fits' intervals) load.
+require_modules("focus_dilution.py", PLOTTING + ("scipy",))
+
+import numpy as np  # noqa: E402
+from tokdyn_h5 import (ALLOW_PARTIAL, common_parameters, mark_partial, open_run, read_datasets,  # noqa: E402
+                       require_attributes, run_parameters, study_group, title_for, to_scalar, to_str)
 
 import matplotlib  # noqa: E402
 
@@ -66,23 +70,15 @@ class ResultError(Exception):
     """A file or directory that cannot be read as markov runs."""
 
 
-def parse_deck(text):
-    """{"section.key": "value"} of a deck string (the run file's root attribute 'deck')."""
-    parser = configparser.ConfigParser(interpolation=None, comment_prefixes=("#", ";"), inline_comment_prefixes=None)
-    parser.optionxform = str
-    parser.read_string(text)
-    return {f"{s}.{k}": v.strip() for s in parser.sections() for k, v in parser.items(s)}
-
-
 def read_run(path, allow_partial=False, series=True):
     """A markov run file as a dict: the diagnostics, the /markov series (when series), the stage attributes,
-    the deck (parsed) and the status."""
+    the deck (run_parameters: {"section.key": typed value}) and the status."""
     h5, status = open_run(path, ResultError, allow_partial, "markov")
     with h5:
         g = study_group(h5, path, "markov", "markov", ResultError)
         if "diagnostics" not in h5:
             raise ResultError(f"{path}: missing group /diagnostics")
-        out = {"path": path, "status": status, "deck": parse_deck(to_str(h5.attrs.get("deck", "")))}
+        out = {"path": path, "status": status, "deck": run_parameters(h5, path, ResultError)}
         out.update(read_datasets(h5["diagnostics"], path, DIAGNOSTICS, ResultError, np.float64))
         out.update(read_datasets(g, path, SERIES if series else ("sv_w0", "pi"), ResultError, np.float64))
         require_attributes(g, path, ATTRIBUTES, ResultError)
@@ -139,19 +135,17 @@ def save_figure(fig, out, status):
     plt.close(fig)
 
 
-def deck_value(r, key, default=""):
-    return r["deck"].get(key, default)
-
-
 def run_title(r):
-    d = len(r["pi"])
-    eps, s, m = deck_value(r, "model.eps"), deck_value(r, "markov.s"), deck_value(r, "model.m")
-    data = "text" if deck_value(r, "markov.data") == "text" else "pi = (" + ", ".join(f"{p:.3g}" for p in r["pi"]) + ")"
-    return f"tokdyn markov: {data}, d = {d}, s = {s}, m = {m}, eps = {eps}"
+    """The title of a run's figures: its parameters (title_for), the vocabulary size d and, for the chain,
+    its stationary law pi."""
+    extra = [f"d = {len(r['pi'])}"]
+    if r["deck"].get("markov.data") != "text":
+        extra.append("pi = (" + ", ".join(f"{p:.3g}" for p in r["pi"]) + ")")
+    return title_for("markov", r["deck"], os.path.basename(r["path"]), r["status"], extra)
 
 
-def stage_figure(r, out):
-    """The six-panel stage figure of run r, written to out."""
+def make_stage_figure(r):
+    """The six-panel stage figure of run r."""
     t = r["time"]
     d = len(r["pi"])
     fig, axes = plt.subplots(2, 3, figsize=(16, 8.5), sharex=True)
@@ -200,12 +194,17 @@ def stage_figure(r, out):
     fig.suptitle(f"{run_title(r)}\nonsets: {onsets}; predicted t_I = {r['t_I_predicted']:.4g} "
                  f"(sigma* = {r['sigma_star']:.5f})", fontsize="medium")
     a.legend(fontsize="x-small", loc="upper right")
-    save_figure(fig, out, r["status"])
+    return fig
 
 
-def pca_figure(r, out):
-    """The rows of W0 along the flow on their two leading principal components (all times and tokens
-    together, centred), and the coordinates against time."""
+def stage_figure(r, out):
+    """The stage figure of run r, written to out."""
+    save_figure(make_stage_figure(r), out, r["status"])
+
+
+def make_pca_figure(r):
+    """(figure, shares of the variance): the rows of W0 along the flow on their two leading principal
+    components (all times and tokens together, centred), and the coordinates against time."""
     emb = r["embedding"]  # [R + 1, d, m]
     t = r["time"]
     steps, d, m = emb.shape
@@ -235,6 +234,12 @@ def pca_figure(r, out):
     b.set_ylabel("coordinate (solid PC1, dashed PC2)")
     b.legend(fontsize="x-small", ncol=2)
     fig.suptitle(run_title(r), fontsize="medium")
+    return fig, share
+
+
+def pca_figure(r, out):
+    """The PCA figure of run r, written to out; returns the shares of the variance."""
+    fig, share = make_pca_figure(r)
     save_figure(fig, out, r["status"])
     return share
 
@@ -245,7 +250,7 @@ def plot_run(args):
     pca = out[:-4] + "-pca.png" if out.endswith(".png") else out + "-pca.png"
     stage_figure(r, out)
     share = pca_figure(r, pca)
-    print(run_title(r))
+    print(run_title(r).replace("\n", "; "))
     for s in STAGES:
         print(f"  {STAGE_NAMES[s]:<18} onset {r[s]:.4g}" if np.isfinite(r[s]) else f"  {STAGE_NAMES[s]:<18} not reached")
     print(f"  predicted t_I = {r['t_I_predicted']:.4g} (sigma* = {r['sigma_star']:.6f}, sigma_1 = {r['sigma_1']:.6f}); "
@@ -278,25 +283,35 @@ def swept_key(runs):
     return differ[0]
 
 
-def sweep(args):
-    if not os.path.isdir(args.input):
-        raise ResultError(f"no such directory: {args.input}")
-    paths = sorted(glob.glob(os.path.join(args.input, "*.h5")))
+def sweep_runs(directory, allow_partial=False):
+    """The markov runs among the *.h5 files of a directory (read_run), sorted by the swept value r["value"]
+    of the deck key that differs between them (swept_key); returns (key, runs)."""
+    if not os.path.isdir(directory):
+        raise ResultError(f"no such directory: {directory}")
     runs = []
-    for p in paths:
+    for p in sorted(glob.glob(os.path.join(directory, "*.h5"))):
         h5, _ = open_run(p, ResultError, True)
         with h5:
             mine = to_str(h5.attrs.get("command", "")) == "markov"
         if mine:
-            runs.append(read_run(p, args.allow_partial))
+            runs.append(read_run(p, allow_partial))
     if len(runs) < 2:
-        raise ResultError(f"{args.input}: {len(runs)} markov run files, a sweep needs at least 2")
+        raise ResultError(f"{directory}: {len(runs)} markov run files, a sweep needs at least 2")
+    return order_sweep(runs), runs
+
+
+def order_sweep(runs):
+    """The swept key of runs (swept_key); sets each run's r["value"] to its value and sorts the runs by it."""
     key = swept_key(runs)
-    kind = SWEPT_KEYS[key]
     for r in runs:
         r["value"] = float(r["deck"][key])
     runs.sort(key=lambda r: r["value"])
-    prefix = args.output or os.path.join(args.input, f"focus-dilution-{kind}")
+    return key
+
+
+def sweep_fit(key, runs):
+    """The fits of a sweep (sweep_runs): (result, rows of the CSV, the lines printed)."""
+    kind = SWEPT_KEYS[key]
     result = {"kind": kind, "key": key, "files": [r["path"] for r in runs], "values": [r["value"] for r in runs],
               "status": sorted({r["status"] for r in runs}), "sigma_star": [r["sigma_star"] for r in runs],
               "criteria": runs[0]["criteria"]}
@@ -312,12 +327,25 @@ def sweep(args):
         rows.append(row)
     result["runs"] = rows
     lines = []
-    if kind == "eps":
-        result.update(fit_onsets(runs, lines))
-        plot_eps(runs, result, prefix + ".png")
-    else:
-        result.update(fit_escape(runs, lines))
-        plot_delta(runs, result, prefix + ".png")
+    result.update(fit_onsets(runs, lines) if kind == "eps" else fit_escape(runs, lines))
+    return result, rows, lines
+
+
+def make_sweep_figure(runs, result):
+    """The figure of a sweep's fits: onsets against ln(1/eps), or the escape rates against delta."""
+    return (make_eps_figure if result["kind"] == "eps" else make_delta_figure)(runs, result)
+
+
+def sweep_status(result):
+    """The status the figure of a sweep is marked with: complete, or the statuses of its runs."""
+    return "complete" if result["status"] == ["complete"] else ",".join(result["status"])
+
+
+def sweep(args):
+    key, runs = sweep_runs(args.input, args.allow_partial)
+    result, rows, lines = sweep_fit(key, runs)
+    prefix = args.output or os.path.join(args.input, f"focus-dilution-{result['kind']}")
+    save_figure(make_sweep_figure(runs, result), prefix + ".png", sweep_status(result))
     with open(prefix + ".json", "w") as f:
         json.dump(result, f, indent=1, default=lambda v: None)
     with open(prefix + ".csv", "w", newline="") as f:
@@ -401,7 +429,13 @@ def fit_escape(runs, lines):
     return out
 
 
-def plot_eps(runs, result, out):
+def sweep_title(runs, kind):
+    """The title of a sweep's figure: the parameters its runs share."""
+    return title_for("markov", common_parameters(r["deck"] for r in runs), f"{kind} sweep, {len(runs)} runs",
+                     sweep_status({"status": sorted({r["status"] for r in runs})}))
+
+
+def make_eps_figure(runs, result):
     fig, (a, b) = plt.subplots(1, 2, figsize=(14, 5.5))
     x = np.array([math.log(1 / r["value"]) for r in runs])
     xs = np.linspace(x.min(), x.max(), 50)
@@ -426,12 +460,11 @@ def plot_eps(runs, result, out):
     b.set_ylabel("loss")
     b.set_title("loss curves")
     b.legend(fontsize="small")
-    fig.suptitle(f"tokdyn markov eps sweep: {len(runs)} runs, sigma* = {np.mean(result['sigma_star']):.5f}",
-                 fontsize="medium")
-    save_figure(fig, out, "complete" if result["status"] == ["complete"] else ",".join(result["status"]))
+    fig.suptitle(sweep_title(runs, "eps") + f", sigma* = {np.mean(result['sigma_star']):.5f}", fontsize="medium")
+    return fig
 
 
-def plot_delta(runs, result, out):
+def make_delta_figure(runs, result):
     fig, (a, b, c) = plt.subplots(1, 3, figsize=(18, 5.5))
     for k, r in enumerate(runs):
         sv = r["sv_w0"]
@@ -469,9 +502,8 @@ def plot_delta(runs, result, out):
     c.set_xlabel(r"$\delta$")
     c.set_ylabel(r"$t_{IV}$")
     c.legend(fontsize="small")
-    fig.suptitle(f"tokdyn markov delta sweep: {len(runs)} runs, eps = {runs[0]['deck'].get('model.eps')}",
-                 fontsize="medium")
-    save_figure(fig, out, "complete" if result["status"] == ["complete"] else ",".join(result["status"]))
+    fig.suptitle(sweep_title(runs, "delta"), fontsize="medium")
+    return fig
 
 
 def main(argv=None):

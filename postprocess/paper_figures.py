@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """The paper's figures (doc/science.md section 6.5) from a directory of tokdyn transformer run files.
 
 Usage:
@@ -13,8 +13,9 @@ Output (OUTDIR, default ./figures, created when missing):
     grid-d<d>-bias<b>.png  for each (d, bias) with at least one run: a row per activation, a column per
                            attention factor; each panel the pairwise-cosine histogram against layer as
                            an image (colour: fraction of pairs, log scale) with E_beta against layer on a
-                           twin log axis (white). A missing run, or one whose status is not complete,
-                           leaves its panel empty with a label saying so.
+                           twin log axis (white, labelled, its ticks at 8 pt). A missing run, or one whose
+                           status is not complete, leaves its panel empty with a label saying so. The
+                           title names the parameters the runs share (their decks).
     fig1.png               ReLU and Tanh (attention off): cosine histogram against layer, and the last
                            layer's cosine distribution (one cluster vs two antipodal ones); a missing
                            or incomplete run leaves its panels empty with a label likewise.
@@ -30,12 +31,16 @@ import os
 import re
 import sys
 
-import numpy as np
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tokdyn_h5 import ALLOW_PARTIAL, cli_main, mark_partial, open_run, partial_label, to_str  # noqa: E402
+from tokdyn_h5 import require_modules  # noqa: E402
 
-import matplotlib
+require_modules("paper_figures.py")  # one line naming what is missing, before numpy, h5py and matplotlib load
+
+import numpy as np  # noqa: E402
+from tokdyn_h5 import (ALLOW_PARTIAL, cli_main, common_parameters, mark_partial, open_run,  # noqa: E402
+                       partial_label, run_parameters, title_for)
+
+import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -47,6 +52,7 @@ ACTIVATIONS = ("relu", "silu", "sigmoid", "tanh", "none")
 FACTORS = ("1", "0", "-1")
 GRID_NAME = re.compile(r"^(grid-d(\d+)-bias(\w+?))-(" + "|".join(ACTIVATIONS) + r")-f(-?\d+)\.h5$")
 FIG1 = ("relu", "tanh")
+TICK_SIZE = 8  # points: the E_beta axes' tick labels (readable on a slide)
 
 
 class FigureError(Exception):
@@ -54,14 +60,14 @@ class FigureError(Exception):
 
 
 def read_run(path):
-    """Return status, deck text and the per-layer diagnostics of a run file (of any status: the figures
-    decide what an incomplete run shows)."""
+    """Return status, parameters (the resolved deck) and the per-layer diagnostics of a run file (of any
+    status: the figures decide what an incomplete run shows)."""
     h5, status = open_run(path, FigureError, allow_partial=True)
     with h5:
         if "diagnostics" not in h5:
             raise FigureError(f"{path}: missing group /diagnostics")
         g = h5["diagnostics"]
-        run = {"status": status, "deck": to_str(h5.attrs.get("deck", ""))}
+        run = {"status": status, "parameters": run_parameters(h5, path, FigureError)}
         for name in ("layer", "energy", "cosine_histogram", "cosine_bin_edges"):
             if name not in g:
                 raise FigureError(f"{path}: missing dataset /diagnostics/{name}")
@@ -85,12 +91,6 @@ def find_runs(rundir):
         raise FigureError(f"{rundir} holds no grid run files (grid-d<d>-bias<b>-<activation>-f<factor>.h5, "
                           f"see jobscripts/grid.sbatch) and no fig1-relu.h5 / fig1-tanh.h5")
     return grids, fig1
-
-
-def deck_value(deck, section, key):
-    """The value of section.key in a resolved deck text, or None."""
-    m = re.search(r"^\[" + section + r"\]\n(?:(?!\[).*\n)*?" + key + r"\s*=\s*(\S*)", deck + "\n", re.M)
-    return m.group(1) if m else None
 
 
 def energy_limits(runs):
@@ -120,7 +120,8 @@ def cosine_image(ax, run, energy_ylim=None):
         tx.yaxis.set_minor_formatter(NullFormatter())
         if energy_ylim:
             tx.set_ylim(*energy_ylim)
-    tx.tick_params(labelsize=6)
+    tx.tick_params(labelsize=TICK_SIZE)
+    tx.set_ylabel(r"$E_\beta$", fontsize=TICK_SIZE + 1)
     return image
 
 
@@ -142,12 +143,12 @@ def label_partial(ax, run):
                 fontsize=8, fontweight="bold", bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "tab:red"})
 
 
-def grid_figure(deck, runs, outdir, allow_partial=False):
-    """One (d, bias) grid: rows = activations, columns = attention factors."""
+def make_grid_figure(deck, loaded, allow_partial=False):
+    """One (d, bias) grid of runs read by read_run ({(activation, factor): run}): rows = activations,
+    columns = attention factors."""
     fig, axes = plt.subplots(len(ACTIVATIONS), len(FACTORS), figsize=(13, 15), sharex=False, sharey=True,
                              squeeze=False)
-    image, sigma, d = None, None, None
-    loaded = {key: read_run(path) for key, path in runs.items()}
+    image = None
     ylim = energy_limits([r for r in loaded.values() if shown(r, allow_partial)])
     for i, act in enumerate(ACTIVATIONS):
         for j, factor in enumerate(FACTORS):
@@ -161,8 +162,6 @@ def grid_figure(deck, runs, outdir, allow_partial=False):
             else:
                 image = cosine_image(ax, run, ylim)
                 label_partial(ax, run)
-                sigma = sigma or deck_value(run["deck"], "mlp", "sigma_u")
-                d = d or deck_value(run["deck"], "model", "d")
             if i == 0:
                 ax.set_title(f"attention factor {factor}", fontsize=10)
             if j == 0:
@@ -171,20 +170,29 @@ def grid_figure(deck, runs, outdir, allow_partial=False):
                 ax.set_xlabel("layer")
     if image is not None:
         fig.colorbar(image, cax=fig.add_axes((0.92, 0.3, 0.015, 0.4)), label="fraction of pairs")
-    fig.subplots_adjust(left=0.07, right=0.86, top=0.94, bottom=0.04, hspace=0.25, wspace=0.3)
-    fig.suptitle(f"{deck}: d = {d or '?'}, sigma_U = sigma_W = {sigma or '?'}; pairwise cosines against layer "
-                 f"(image), E_beta (white, right log axis)", fontsize=11)
+    fig.subplots_adjust(left=0.07, right=0.86, top=0.92, bottom=0.04, hspace=0.25, wspace=0.4)
+    drawn = [r for r in loaded.values() if shown(r, allow_partial)]
+    fig.suptitle(title_for("transformer", common_parameters(r["parameters"] for r in drawn), deck,
+                           extra=["pairwise cosines against layer (image)", "E_beta (white, right log axis)"]),
+                 fontsize=11)
+    return fig
+
+
+def grid_figure(deck, runs, outdir, allow_partial=False):
+    """Write the figure of one (d, bias) grid ({(activation, factor): path}) into outdir; return its path."""
+    loaded = {key: read_run(path) for key, path in runs.items()}
+    fig = make_grid_figure(deck, loaded, allow_partial)
     out = os.path.join(outdir, f"{deck}.png")
     fig.savefig(out, dpi=100, metadata=mark_partial(fig, partial_statuses(loaded.values(), allow_partial)))
     plt.close(fig)
     return out
 
 
-def fig1_figure(paths, outdir, allow_partial=False):
-    """Fig. 1: ReLU vs Tanh, attention off: cosines against layer and at the last layer."""
+def make_fig1_figure(loaded, allow_partial=False):
+    """Fig. 1 from runs read by read_run ({activation: run}): ReLU vs Tanh, attention off: cosines against
+    layer and at the last layer."""
     fig, axes = plt.subplots(2, len(FIG1), figsize=(11, 7), squeeze=False)
     image = None
-    loaded = {act: read_run(path) for act, path in paths.items()}
     for j, act in enumerate(FIG1):
         top, bottom = axes[0, j], axes[1, j]
         top.set_title(f"fig1-{act}")
@@ -203,10 +211,19 @@ def fig1_figure(paths, outdir, allow_partial=False):
         bottom.set_xlabel(f"cosine at the last layer ({int(run['layer'][-1])})")
         bottom.set_ylabel("fraction of pairs")
         label_partial(top, run)
-    fig.subplots_adjust(left=0.08, right=0.86, hspace=0.35, wspace=0.35)
+    fig.subplots_adjust(left=0.08, right=0.84, top=0.86, hspace=0.35, wspace=0.45)
     if image is not None:  # one colour bar beside the panels: a per-panel one would sit under the E_beta axis
-        fig.colorbar(image, cax=fig.add_axes((0.91, 0.55, 0.015, 0.33)), label="fraction of pairs")
-    fig.suptitle("Fig. 1: ReLU (one cluster) vs Tanh without biases (two antipodal clusters), attention off")
+        fig.colorbar(image, cax=fig.add_axes((0.91, 0.55, 0.015, 0.3)), label="fraction of pairs")
+    drawn = [r for r in loaded.values() if shown(r, allow_partial)]
+    fig.suptitle(title_for("transformer", common_parameters(r["parameters"] for r in drawn),
+                           "Fig. 1, ReLU (one cluster) vs Tanh without biases (two antipodal clusters)"))
+    return fig
+
+
+def fig1_figure(paths, outdir, allow_partial=False):
+    """Write Fig. 1 of the runs {activation: path} into outdir; return its path."""
+    loaded = {act: read_run(path) for act, path in paths.items()}
+    fig = make_fig1_figure(loaded, allow_partial)
     out = os.path.join(outdir, "fig1.png")
     fig.savefig(out, dpi=100, metadata=mark_partial(fig, partial_statuses(loaded.values(), allow_partial)))
     plt.close(fig)

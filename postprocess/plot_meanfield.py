@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Plot a `tokdyn meanfield` run file: the mean-field measure and its observables along time.
 
 Usage:
@@ -9,6 +9,7 @@ Panels:
         quadrature points histogrammed by angle (d = 2) or by the first coordinate x_1 (d >= 3);
     (b) E_beta and |mean token| against time;
     (c) mass - 1 and the smallest density (grid) or mass (points): conservation and positivity.
+Angles are in radians with ticks at the multiples of pi/2; the title names the run's parameters.
 The path written is printed (default: RUN with .h5 -> .png).
 
 Errors (missing file, not HDF5, not a meanfield run, missing dataset, a run whose status is not complete
@@ -19,12 +20,16 @@ status 2. With --allow-partial an unfinished or failed run is drawn, marked "par
 import os
 import sys
 
-import numpy as np
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tokdyn_h5 import ALLOW_PARTIAL, cli_main, mark_partial, open_run, read_datasets, study_group, to_str  # noqa: E402
+from tokdyn_h5 import require_modules  # noqa: E402
 
-import matplotlib
+require_modules("plot_meanfield.py")  # one line naming what is missing, before numpy, h5py and matplotlib load
+
+import numpy as np  # noqa: E402
+from tokdyn_h5 import (ALLOW_PARTIAL, cli_main, mark_partial, open_run, pi_axis, read_datasets,  # noqa: E402
+                       run_parameters, study_group, title_for, to_str)
+
+import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -44,7 +49,8 @@ def read_run(path, allow_partial=False):
     with h5:
         g = study_group(h5, path, "meanfield", "meanfield", RunError)
         diagnostics = study_group(h5, path, "meanfield", "diagnostics", RunError)
-        out = {"status": status, "solver": to_str(g.attrs.get("solver", ""))}
+        out = {"path": path, "status": status, "solver": to_str(g.attrs.get("solver", "")),
+               "parameters": run_parameters(h5, path, RunError)}
         out.update(read_datasets(diagnostics, path, SERIES, RunError, np.float64))
         if "snapshot_time" not in g:
             raise RunError(f"{path}: missing dataset /meanfield/snapshot_time (run not complete?)")
@@ -73,30 +79,39 @@ def draw_measure(ax, run):
         hist, _ = np.histogram(values, bins=edges, weights=w, density=True)
         ax.step(edges[:-1], hist, where="post", color=colors[k], label=label)
     d2 = "density" in run or run["points"].shape[2] == 2
-    ax.set_xlabel("theta" if d2 else "x_1")
-    ax.set_ylabel("density" if d2 else "density of x_1")
+    if d2:
+        ax.set_xlim(0, 2 * np.pi)
+        pi_axis(ax.xaxis)
+    ax.set_xlabel(r"angle $\theta$" if d2 else r"$x_1$")
+    ax.set_ylabel("density" if d2 else r"density of $x_1$")
     ax.set_title(f"(a) the measure ({run['solver']})")
     ax.legend(fontsize="small")
 
 
-def plot(path, output, allow_partial=False):
-    run = read_run(path, allow_partial)
+def make_figure(run):
+    """The three-panel figure of a run read by read_run."""
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
     draw_measure(axes[0], run)
     ax = axes[1]
-    ax.plot(run["time"], run["energy"], label="E_beta")
+    ax.plot(run["time"], run["energy"], label=r"$E_\beta$")
     ax.plot(run["time"], run["order_parameter"], label="|mean token|")
-    ax.set_xlabel("t")
+    ax.set_xlabel("time t")
     ax.set_title("(b) observables")
     ax.legend()
     ax = axes[2]
     ax.plot(run["time"], run["mass"] - 1, label="mass - 1")
     ax.plot(run["time"], run["min_density"], label="min density" if "density" in run else "min mass")
-    ax.set_xlabel("t")
+    ax.set_xlabel("time t")
     ax.set_title("(c) conservation and positivity")
     ax.legend()
-    fig.suptitle(f"{os.path.basename(path)} ({run['status']})")
+    fig.suptitle(title_for("meanfield", run["parameters"], os.path.basename(run["path"]), run["status"]))
     fig.tight_layout()
+    return fig
+
+
+def plot(path, output, allow_partial=False):
+    run = read_run(path, allow_partial)
+    fig = make_figure(run)
     fig.savefig(output, dpi=110, metadata=mark_partial(fig, run["status"]))
     plt.close(fig)
     return [output]

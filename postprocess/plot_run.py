@@ -1,16 +1,17 @@
-#!/usr/bin/python3
-"""Plot one tokdyn run file (HDF5) as a single PNG overview figure.
+#!/usr/bin/env python3
+"""Plot one tokdyn transformer or sde run file (HDF5) as a single PNG overview figure.
 
 Usage:
     plot_run.py RUNFILE [-o OUT.png] [--snapshots K] [--allow-partial]
 
-Panels:
-    (a) interaction energy E_beta against layer (log y-axis when all values
-        are positive), with the order parameter |mean x| on a twin axis;
-    (b) pairwise-cosine histogram against layer as an image (colour: fraction
-        of pairs, log scale), with the mean cosine overlaid;
-    (c) first two token coordinates at up to K snapshot layers, chosen evenly
+Panels (against layer; an sde run: against time t, its L being time steps):
+    (a) interaction energy E_beta (log y-axis when all values are positive),
+        with the order parameter |mean x| on a twin axis;
+    (b) pairwise-cosine histogram as an image (colour: fraction of pairs,
+        log scale), with the mean cosine overlaid;
+    (c) first two token coordinates at up to K snapshots, chosen evenly
         among the stored snapshots (first and last included).
+The title names the run's parameters (its resolved deck).
 
 Errors (missing file, not HDF5, missing group or dataset, a run whose status
 is not complete without --allow-partial) end with a one-line message
@@ -22,12 +23,16 @@ import argparse
 import os
 import sys
 
-import numpy as np
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tokdyn_h5 import ALLOW_PARTIAL, mark_partial, open_run, run_cli, to_scalar, to_str  # noqa: E402
+from tokdyn_h5 import require_modules  # noqa: E402
 
-import matplotlib
+require_modules("plot_run.py")  # one line naming what is missing, before numpy, h5py and matplotlib load
+
+import numpy as np  # noqa: E402
+from tokdyn_h5 import (ALLOW_PARTIAL, mark_partial, open_run, run_cli, run_parameters, title_for,  # noqa: E402
+                       to_scalar, to_str)
+
+import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -52,16 +57,13 @@ class RunFileError(Exception):
     """A run file that cannot be read or does not follow the schema."""
 
 
-
-
-
 def read_run(path, allow_partial=False):
     """Read a tokdyn run file into a dict of attributes and numpy arrays.
 
     Raises RunFileError with a readable message on any problem, and when the
     run is not complete unless allow_partial.
     """
-    import h5py  # imported here so --help works without h5py
+    import h5py
 
     run = {"path": path}
     h5, run["status"] = open_run(path, RunFileError, allow_partial)
@@ -72,6 +74,7 @@ def read_run(path, allow_partial=False):
             run[key] = to_str(attrs[key]) if key in attrs else ""
         for key in ("seed", "ranks"):
             run[key] = to_scalar(attrs[key]) if key in attrs else None
+        run["parameters"] = run_parameters(h5, path, RunFileError)
 
         for group, names in REQUIRED.items():
             if group not in h5 or not isinstance(h5[group], h5py.Group):
@@ -135,19 +138,29 @@ def marker_style(count):
     return dict(marker="o" if count <= 30 else None, markersize=3)
 
 
-def format_layer_axis(ax, layers, pad_single=True):
-    """Use integer ticks on a layer x-axis, with some room around a single layer."""
-    if len(layers) == 1:
-        ax.set_xticks([layers[0]])
+def steps_axis(run, group):
+    """(values, label) of the axis the diagnostics (group "diagnostics") or the snapshots ("tokens") are
+    drawn against: the time t of an sde run (its L counts time steps of [0, T], not layers), else the layer."""
+    if run["command"] == "sde" and f"{group}/time" in run:
+        return run[f"{group}/time"], "time t"
+    return run[f"{group}/layer"], "layer"
+
+
+def format_steps_axis(ax, values, label, pad_single=True):
+    """Label the x-axis; integer ticks on a layer axis; some room around a single value."""
+    ax.set_xlabel(label)
+    if len(values) == 1:
+        ax.set_xticks([values[0]])
         if pad_single:
-            ax.set_xlim(layers[0] - 1, layers[0] + 1)
-    else:
+            half = 1 if label == "layer" else max(abs(float(values[0])), 1.0) * 0.1
+            ax.set_xlim(values[0] - half, values[0] + half)
+    elif label == "layer":
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
 
 
 def plot_energy(ax, run):
-    """Panel (a): energy against layer, order parameter on a twin axis."""
-    layer = run["diagnostics/layer"]
+    """Panel (a): energy against layer (time), order parameter on a twin axis."""
+    layer, xlabel = steps_axis(run, "diagnostics")
     energy = run["diagnostics/energy"]
     order = run["diagnostics/order_parameter"]
     beta = run["beta"]
@@ -156,8 +169,7 @@ def plot_energy(ax, run):
     e_line, = ax.plot(layer, energy, color="tab:blue", label=r"$E_\beta$", **style)
     if energy.size and np.all(energy > 0):
         ax.set_yscale("log")
-    ax.set_xlabel("layer")
-    format_layer_axis(ax, layer)
+    format_steps_axis(ax, layer, xlabel)
     beta_txt = f" ($\\beta$ = {beta:g})" if beta is not None else ""
     ax.set_ylabel(r"interaction energy $E_\beta$" + beta_txt, color="tab:blue")
     ax.tick_params(axis="y", colors="tab:blue")
@@ -176,12 +188,12 @@ def plot_energy(ax, run):
 
 
 def plot_cosines(fig, ax, run):
-    """Panel (b): cosine histogram against layer as an image, mean cosine overlaid."""
-    layer = run["diagnostics/layer"]
+    """Panel (b): cosine histogram against layer (time) as an image, mean cosine overlaid."""
+    layer, xlabel = steps_axis(run, "diagnostics")
     counts = run["diagnostics/cosine_histogram"].astype(float)
     edges = run["diagnostics/cosine_bin_edges"]
     ax.set_title("(b) pairwise cosines")
-    ax.set_xlabel("layer")
+    ax.set_xlabel(xlabel)
     ax.set_ylabel(r"cosine $\langle x_i, x_j\rangle$")
     ax.set_ylim(-1.0, 1.0)
     if layer.size == 0:
@@ -213,7 +225,7 @@ def plot_cosines(fig, ax, run):
     if "diagnostics/min_cosine" in run:
         ax.plot(layer, run["diagnostics/min_cosine"][order], color="white",
                 lw=1.0, ls="--", label="min cosine", **style)
-    format_layer_axis(ax, layer, pad_single=False)
+    format_steps_axis(ax, layer, xlabel, pad_single=False)
     ax.legend(loc="lower right", fontsize="small", facecolor="0.3",
               labelcolor="white", framealpha=0.7)
 
@@ -221,7 +233,7 @@ def plot_cosines(fig, ax, run):
 def plot_snapshots(fig, spec, run, wanted):
     """Panels (c): first two coordinates of the tokens at a few snapshot layers."""
     X = run["tokens/X"]
-    layers = run["tokens/layer"]
+    steps, label = steps_axis(run, "tokens")
     picks = snapshot_indices(X.shape[0], wanted)
     if not picks:
         ax = fig.add_subplot(spec)
@@ -240,7 +252,7 @@ def plot_snapshots(fig, spec, run, wanted):
         ax.set_xlim(-1.15, 1.15)
         ax.set_ylim(-1.15, 1.15)
         ax.set_aspect("equal")
-        ax.set_title(f"layer {int(layers[idx])}")
+        ax.set_title(f"layer {int(steps[idx])}" if label == "layer" else f"t = {steps[idx]:.4g}")
         ax.set_xlabel(r"$x_1$")
         if col == 0:
             ax.set_ylabel(r"$x_2$")
@@ -252,31 +264,26 @@ def plot_snapshots(fig, spec, run, wanted):
 
 
 def make_title(run):
-    """Return the figure title: command, status and a few run parameters."""
-    command = run["command"] or "?"
-    status = run["status"] or "unknown"
-    first = f"tokdyn {command}   status: {status}"
-    if status != "complete":
-        first += "  (INCOMPLETE RUN)"
+    """Return the figure title: command, file, status and the run's parameters (title_for), N and d from
+    the tokens when the deck does not say, the ranks and the version."""
+    params = dict(run["parameters"])
     X = run["tokens/X"]
-    parts = [f"N = {X.shape[1]}", f"d = {X.shape[2]}"]
+    params.setdefault("model.N", X.shape[1])
+    params.setdefault("model.d", X.shape[2])
     if run["beta"] is not None:
-        parts.append(f"beta = {run['beta']:g}")
-    if run["seed"] is not None:
-        parts.append(f"seed = {run['seed']}")
-    if run["ranks"] is not None:
-        parts.append(f"ranks = {run['ranks']}")
+        params.setdefault("attention.beta", run["beta"])
+    extra = [f"ranks = {run['ranks']}"] if run["ranks"] is not None else []
     if run["tokdyn_version"]:
-        parts.append(f"version {run['tokdyn_version']} ({run['git_revision'] or '?'})")
-    parts.append(os.path.basename(run["path"]))
-    return first + "\n" + ",  ".join(parts)
+        extra.append(f"tokdyn {run['tokdyn_version']} ({run['git_revision'] or '?'})")
+    return title_for(run["command"] or "transformer", params, os.path.basename(run["path"]),
+                     run["status"] or "unknown", extra)
 
 
 def make_figure(run, snapshots):
     """Build the whole figure for one run and return it."""
     fig = plt.figure(figsize=(13, 8.5))
     grid = fig.add_gridspec(2, 2, height_ratios=[1.25, 1.0], hspace=0.35, wspace=0.3,
-                            left=0.07, right=0.95, top=0.88, bottom=0.08)
+                            left=0.07, right=0.95, top=0.84, bottom=0.08)  # room for a 3-line title
     plot_energy(fig.add_subplot(grid[0, 0]), run)
     plot_cosines(fig, fig.add_subplot(grid[0, 1]), run)
     plot_snapshots(fig, grid[1, :], run, snapshots)

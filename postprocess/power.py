@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Plot a `tokdyn power` run file: tokens through power-method layers (doc/science.md section 7).
 
 Usage:
@@ -12,7 +12,11 @@ Panels:
         (orthonormal coordinates; the unit circle for scale);
     (d) the steering curve when the file has /steer: alignment of the outputs with the target u
         (mean and min) against the strength c; otherwise the misalignment (sine of the angle to
-        v_1 or to S) against layer, log scale, with the closed-form rate |lambda_2|/|lambda_1|.
+        v_1 or to S) against layer, log scale, with the closed-form rate |lambda_2|/|lambda_1| of the
+        last layer (|lambda_3| for a complex pair; |1 + lambda_k| for a residual run, whose layers act
+        by I + F) drawn over the layers the file's fitted ratio comes from (the later half of those
+        above round-off), through their mean: the early layers are a transient.
+The title names the run's parameters.
 A summary (final state, last gamma, mean rho, error ratio, rotation, steering) is printed on
 stdout, then the path written (default: RUNFILE with .h5 -> .png).
 
@@ -24,13 +28,16 @@ With --allow-partial an unfinished or failed run is drawn, marked "partial (stat
 import os
 import sys
 
-import numpy as np
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tokdyn_h5 import (ALLOW_PARTIAL, cli_main, mark_partial, open_run, read_datasets,  # noqa: E402
-                       require_attributes, study_group, to_scalar, to_str)
+from tokdyn_h5 import require_modules  # noqa: E402
 
-import matplotlib
+require_modules("power.py")  # one line naming what is missing, before numpy, h5py and matplotlib load
+
+import numpy as np  # noqa: E402
+from tokdyn_h5 import (ALLOW_PARTIAL, cli_main, mark_partial, open_run, read_datasets,  # noqa: E402
+                       require_attributes, run_parameters, study_group, title_for, to_scalar, to_str)
+
+import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -52,7 +59,7 @@ def read_result(path, allow_partial=False):
     h5, status = open_run(path, ResultError, allow_partial, "power")
     with h5:
         g = study_group(h5, path, "power", "power", ResultError)
-        out = {"path": path, "status": status}
+        out = {"path": path, "status": status, "parameters": run_parameters(h5, path, ResultError)}
         out.update(read_datasets(g, path, POWER, ResultError, np.float64))
         require_attributes(g, path, POWER_ATTRIBUTES, ResultError)
         for name in POWER_ATTRIBUTES:
@@ -73,13 +80,40 @@ def default_output(path):
     return path[:-3] + ".png" if path.endswith(".h5") else path + ".png"
 
 
+def fit_window(sin_mean):
+    """Indices of the layers tokdyn power fits its error ratio over (fitted_error_ratio in
+    src/studies/power_study.cpp): the later half of those whose mean sine lies above the round-off floor 1e-12."""
+    above = np.flatnonzero(sin_mean > 1e-12)
+    return above[len(above) // 2:]
+
+
+def ratio_name(residual, pair):
+    """The closed-form error ratio of the run's matrix, in LaTeX: |lambda_2|/|lambda_1| (|lambda_3| after a
+    complex leading pair), of 1 + lambda for a residual run (its layers act by I + F)."""
+    k = 3 if pair else 2
+    if residual:
+        return rf"|1 + \lambda_{k}|\,/\,|1 + \lambda_1|"
+    return rf"|\lambda_{k}|\,/\,|\lambda_1|"
+
+
+def reference_line(layer, sin_mean, ratio):
+    """(layers, values) of the closed-form decay ratio^t over the fit window, through the window's mean of
+    log sine (least squares with the slope fixed), or None without a window or a positive ratio."""
+    window = fit_window(sin_mean)
+    if len(window) < 2 or not (np.isfinite(ratio) and ratio > 0):
+        return None
+    t = layer[window]
+    intercept = np.mean(np.log(sin_mean[window])) - np.log(ratio) * np.mean(t)
+    return t, np.exp(intercept + np.log(ratio) * t)
+
+
 def token_subset(n, k):
     """Up to k token indices spread evenly over 0..n-1."""
     return np.unique(np.linspace(0, n - 1, min(k, n)).round().astype(int))
 
 
-def plot(r, out, plane="last", tokens=32):
-    """Write the four-panel figure of result r to out."""
+def make_figure(r, plane="last", tokens=32):
+    """The four-panel figure of result r (read_result)."""
     layer = r["layer"]
     fig, axes = plt.subplots(2, 2, figsize=(12, 9))
     (ax, bx), (cx, dx) = axes
@@ -145,17 +179,24 @@ def plot(r, out, plane="last", tokens=32):
         positive = sin > 0
         dx.semilogy(layer[positive], sin[positive], color="tab:purple", label="mean sine of the angle to $v_1$ (or S)")
         ratio = r["error_ratio_closed_form"]
-        if positive.any() and np.isfinite(ratio) and ratio > 0:
-            t0, s0 = layer[positive][0], sin[positive][0]
-            dx.semilogy(layer, s0 * ratio ** (layer - t0), "k--", lw=1,
-                        label=rf"$(|\lambda_2|/|\lambda_1|)^t$ = {ratio:.4f}$^t$")
+        line = reference_line(layer, sin, ratio)
+        if line is not None:
+            name = ratio_name(bool(r["residual"]), bool(pair[-1]))
+            dx.semilogy(*line, "k--", lw=1.2, label=rf"closed form $({name})^t$ = {ratio:.4f}$^t$ (fit window)")
         dx.set_xlabel("layer t")
         dx.set_ylabel("misalignment")
         dx.set_title(f"error decay: fitted ratio {r['error_ratio']:.4f} per layer", fontsize=10)
         dx.legend(fontsize=8, loc="lower left")
-    fig.suptitle(f"{os.path.basename(r['path'])}: {r['attention']} attention"
-                 f"{' + residual' if r['residual'] else ''}, N = {int(r['N'])}, d = {int(r['d'])}")
+    # d is in the deck for synthetic weights only.
+    extra = [] if "synthetic.d" in r["parameters"] else [f"d = {int(r['d'])}"]
+    fig.suptitle(title_for("power", r["parameters"], os.path.basename(r["path"]), r["status"], extra))
     fig.tight_layout()
+    return fig
+
+
+def plot(r, out, plane="last", tokens=32):
+    """Write the four-panel figure of result r to out."""
+    fig = make_figure(r, plane, tokens)
     fig.savefig(out, dpi=110, metadata=mark_partial(fig, r["status"]))
     plt.close(fig)
 

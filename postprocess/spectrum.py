@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Plot a `tokdyn spectrum` run file: the leading eigenvalues of the layer matrices F_t = O_t V_t.
 
 Usage:
@@ -11,8 +11,10 @@ attributes solver, operator, which, nev, d, residual (1: the eigenvalues are tho
 Panels:
     (a) the eigenvalues in the complex plane, coloured by layer, with the unit circle;
     (b) the spectral gap g_t (doc/science.md section 7.4: 1 - |l2|/|l1|, or 1 - |l3|/|l1| for a complex
-        leading pair) and |lambda_1| per layer, complex leading pairs marked;
+        leading pair) per layer, complex leading pairs marked, and below it (its own axis, the same
+        layers) |lambda_1| per layer (|1 + lambda_1| for I + F);
     (c) converged pairs per layer against nev (the solver never claims more than it converged).
+The title names the run's parameters.
 A summary (layers, solver, gap and |lambda_1| ranges, fewest converged, largest residual) is printed
 on stdout, then the paths written (default PNG: RUNFILE with .h5 -> .png).
 --json: layer-by-layer summary (layer, converged, abs_lambda1, arg_lambda1, gap, complex_leading,
@@ -29,13 +31,16 @@ import json
 import os
 import sys
 
-import numpy as np
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tokdyn_h5 import (ALLOW_PARTIAL, cli_main, mark_partial, open_run, partial_label, read_datasets,  # noqa: E402
-                       require_attributes, study_group, to_scalar, to_str)
+from tokdyn_h5 import require_modules  # noqa: E402
 
-import matplotlib
+require_modules("spectrum.py")  # one line naming what is missing, before numpy, h5py and matplotlib load
+
+import numpy as np  # noqa: E402
+from tokdyn_h5 import (ALLOW_PARTIAL, cli_main, mark_partial, open_run, read_datasets,  # noqa: E402
+                       require_attributes, run_parameters, study_group, title_for, to_scalar, to_str)
+
+import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -55,7 +60,7 @@ def read_run(path, allow_partial=False):
     h5, status = open_run(path, ResultError, allow_partial, "spectrum")
     with h5:
         g = study_group(h5, path, "spectrum", "spectrum", ResultError)
-        out = {"path": path, "status": status}
+        out = {"path": path, "status": status, "parameters": run_parameters(h5, path, ResultError)}
         out.update(read_datasets(g, path, DATASETS, ResultError))
         require_attributes(g, path, ATTRIBUTES, ResultError)
         out["attrs"] = {k: (to_str(v) if isinstance(v, (str, bytes)) else to_scalar(v)) for k, v in g.attrs.items()}
@@ -89,11 +94,18 @@ def default_output(path):
     return path[:-3] + ".png" if path.endswith(".h5") else path + ".png"
 
 
-def plot(r, rows, out):
-    """Write the three-panel figure of run r to out."""
+def make_figure(r, rows):
+    """The figure of run r (read_run) with its per-layer summary rows (layer_summary)."""
     a = r["attrs"]
     layers = r["layer"]
-    fig, (ax, bx, cx) = plt.subplots(1, 3, figsize=(16, 5), gridspec_kw={"width_ratios": [1.2, 1, 0.8]})
+    # lambda_1 of the matrix the solver saw: I + F when the run's residual attribute says so.
+    lead = r"|1 + \lambda_1|" if a["residual"] else r"|\lambda_1|"
+    fig = plt.figure(figsize=(16, 5.5), layout="constrained")  # tight_layout cannot lay out the stacked panels
+    grid = fig.add_gridspec(2, 3, width_ratios=[1.2, 1, 0.8])
+    ax, cx = fig.add_subplot(grid[:, 0]), fig.add_subplot(grid[:, 2])
+    # The gap and |lambda_1| on axes of their own, one above the other: on twin axes their lines crossed.
+    bx = fig.add_subplot(grid[0, 1])
+    lx = fig.add_subplot(grid[1, 1], sharex=bx)
     cmap = plt.get_cmap("viridis")
     colours = cmap(np.linspace(0, 1, max(len(layers), 2)))[: len(layers)]
     theta = np.linspace(0, 2 * np.pi, 400)
@@ -110,7 +122,7 @@ def plot(r, rows, out):
     ax.axhline(0, color="0.85", lw=0.5)
     ax.axvline(0, color="0.85", lw=0.5)
     ax.set_aspect("equal", adjustable="datalim")
-    ax.set_xlabel("Re " + ("(1 + lambda)" if a["residual"] else "lambda"))
+    ax.set_xlabel("Re " + (r"$(1 + \lambda)$" if a["residual"] else r"$\lambda$"))
     ax.set_ylabel("Im")
     ax.set_title(f"top {a['nev']} eigenvalues ({a['which']}), d = {a['d']}", fontsize=10)
     ax.legend(fontsize=7, loc="upper left")
@@ -118,22 +130,26 @@ def plot(r, rows, out):
     gap = np.array([row["gap"] for row in rows])
     l1 = np.array([row["abs_lambda1"] for row in rows])
     cplx = np.array([row["complex_leading"] for row in rows])
-    bx.plot(layers, gap, "o-", color="tab:blue", label="gap g")
+    bx.plot(layers, gap, "o-", color="tab:blue", label="gap $g_t$")
     if cplx.any():
         bx.plot(layers[cplx], gap[cplx], "s", mfc="none", mec="tab:red", ms=10, label="complex leading pair")
-    bx.set_xlabel("layer t")
-    bx.set_ylabel("spectral gap g_t", color="tab:blue")
+    bx.set_ylabel("spectral gap $g_t$")
     top = np.nanmax(gap) if np.isfinite(gap).any() else 1.0
-    bx.set_ylim(0, 1.2 * top if top > 0 else 1.0)
-    bx2 = bx.twinx()
-    bx2.plot(layers, l1, "^--", color="tab:orange", label="|lambda_1|")
-    bx2.set_ylabel("|lambda_1|", color="tab:orange")
-    bx2.set_ylim(0, 1.2 * np.nanmax(l1) if np.isfinite(l1).any() and np.nanmax(l1) > 0 else 1.0)
-    bx2.ticklabel_format(axis="y", useOffset=False)
-    for axis in (bx, cx):
-        axis.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
-    bx.legend(fontsize=8, loc="lower left")
+    bx.set_ylim(0, 1.25 * top if top > 0 else 1.0)
+    bx.tick_params(labelbottom=False)
+    bx.legend(fontsize=8, loc="lower right")
     bx.set_title("gap and leading modulus per layer", fontsize=10)
+    lx.plot(layers, l1, "^--", color="tab:orange", label=f"${lead}$")
+    if cplx.any():
+        lx.plot(layers[cplx], l1[cplx], "s", mfc="none", mec="tab:red", ms=10)
+    top = np.nanmax(l1) if np.isfinite(l1).any() else 0.0
+    lx.set_ylim(0, 1.25 * top if top > 0 else 1.0)
+    lx.ticklabel_format(axis="y", useOffset=False)
+    lx.set_ylabel(f"${lead}$")
+    lx.set_xlabel("layer t")
+    lx.legend(fontsize=8, loc="lower right")
+    for axis in (lx, cx):
+        axis.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
 
     conv = np.array([row["converged"] for row in rows])
     cx.bar(layers, conv, color=np.where(conv < a["nev"], "tab:red", "tab:green"))
@@ -143,8 +159,13 @@ def plot(r, rows, out):
     cx.set_ylabel("converged pairs")
     cx.set_title(f"{a['solver']} ({a.get('eps_type', a['solver'])}, {a['operator']})", fontsize=10)
     cx.legend(fontsize=8, loc="lower right")
-    fig.suptitle(os.path.basename(r["path"]) + (f"  [{partial_label(r['status'])}]" if partial_label(r["status"]) else ""))
-    fig.tight_layout()
+    fig.suptitle(title_for("spectrum", r["parameters"], os.path.basename(r["path"]), r["status"]))
+    return fig
+
+
+def plot(r, rows, out):
+    """Write the figure of run r to out."""
+    fig = make_figure(r, rows)
     fig.savefig(out, dpi=110, metadata=mark_partial(fig, r["status"]))
     plt.close(fig)
 

@@ -1,15 +1,16 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Plot a `tokdyn synchronize` result file: synchronization by noise (doc/science.md section 6.4, Thm 1.4).
 
 Usage:
     synchronization.py RESULT.h5 [-o OUT.png] [--allow-partial]
 
 Panels:
-    (a) E[E_beta(t)] over replicas with its 95% band (mean +- 1.96 s.e., its lower edge clipped at
-        mean / 20 for the log scale), against the bound
+    (a) E[E_beta(t)] over replicas with its 95% band (mean +- 1.96 s.e., its lower edge raised to
+        mean / 20 for the log scale, tokdyn_h5.log_lower), against the bound
         exp(lambdabar' t) E[E_beta(0)] and the fitted decay rate (its line through the fitted window);
     (b) last-layer cluster statistics per replica: fraction of pairs with cos > c (one cluster) and
         with cos < -c (antipodal clusters), c = /synchronization attribute cluster_cosine.
+The title names the run's parameters.
 A summary (constants, fitted rate with its interval, mean cluster fractions) is printed on stdout,
 then the path written (default: RESULT with .h5 -> .png).
 
@@ -21,13 +22,16 @@ and exit status 2. With --allow-partial an unfinished or failed run is drawn, ma
 import os
 import sys
 
-import numpy as np
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tokdyn_h5 import (ALLOW_PARTIAL, cli_main, mark_partial, open_run, read_datasets,  # noqa: E402
-                       require_attributes, study_group, to_scalar, to_str)
+from tokdyn_h5 import require_modules  # noqa: E402
 
-import matplotlib
+require_modules("synchronization.py")  # one line naming what is missing, before numpy, h5py and matplotlib load
+
+import numpy as np  # noqa: E402
+from tokdyn_h5 import (ALLOW_PARTIAL, cli_main, log_lower, mark_partial, open_run, read_datasets,  # noqa: E402
+                       require_attributes, run_parameters, study_group, title_for, to_scalar, to_str)
+
+import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -48,7 +52,8 @@ def read_result(path, allow_partial=False):
     h5, status = open_run(path, ResultError, allow_partial, "synchronize")
     with h5:
         g = study_group(h5, path, "synchronize", "synchronization", ResultError)
-        out = {"path": path, "status": status, "notes": to_str(g.attrs.get("notes", ""))}
+        out = {"path": path, "status": status, "notes": to_str(g.attrs.get("notes", "")),
+               "parameters": run_parameters(h5, path, ResultError)}
         out.update(read_datasets(g, path, DATASETS, ResultError, np.float64))
         require_attributes(g, path, ATTRIBUTES, ResultError)
         for name in ATTRIBUTES:
@@ -61,13 +66,13 @@ def default_output(path):
     return path[:-3] + ".png" if path.endswith(".h5") else path + ".png"
 
 
-def plot(r, out):
-    """Write the two-panel figure of result r to out."""
+def make_figure(r):
+    """The two-panel figure of result r (read_result)."""
     t, mean, se, bound = r["time"], r["mean_energy"], r["standard_error"], r["bound"]
     rate, low, high = r["decay_rate"]
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(12, 4.8))
     positive = mean > 0
-    lower = np.maximum(mean - Z95 * se, mean / 20)  # a band reaching 0 is clipped for the log scale
+    lower, _ = log_lower(mean, mean - Z95 * se)  # a band reaching 0 cannot be drawn on the log scale
     ax.fill_between(t[positive], lower[positive], (mean + Z95 * se)[positive], color="tab:blue", alpha=0.25,
                     label="95% band (replicas)")
     ax.plot(t[positive], mean[positive], color="tab:blue", label=r"$E[E_\beta(t)]$")
@@ -102,8 +107,14 @@ def plot(r, out):
     bx.legend(fontsize=8, loc="lower right")
     if r["notes"]:
         fig.text(0.01, 0.005, "note: " + r["notes"].replace("\n", "; "), fontsize=7)
-    fig.suptitle(os.path.basename(r["path"]))
+    fig.suptitle(title_for("synchronize", r["parameters"], os.path.basename(r["path"]), r["status"]))
     fig.tight_layout(rect=(0, 0.03, 1, 1))
+    return fig
+
+
+def plot(r, out):
+    """Write the two-panel figure of result r to out."""
+    fig = make_figure(r)
     fig.savefig(out, dpi=120, metadata=mark_partial(fig, r["status"]))
     plt.close(fig)
 

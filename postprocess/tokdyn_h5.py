@@ -1,15 +1,71 @@
-"""Small helpers shared by the tokdyn post-processing scripts: reading HDF5 files and attributes,
-and the command-line convention (one-line error message, exit status 2)."""
+"""Small helpers shared by the tokdyn post-processing scripts: the Python modules a script needs, reading
+HDF5 files and attributes, the run's parameters (its resolved deck) and the figures' titles, and the
+command-line convention (one-line error message, exit status 2).
+
+This module imports only the standard library at load time (numpy, h5py and matplotlib inside the
+functions that use them), so that require_modules can report a missing one."""
 
 import argparse
+import configparser
+import importlib.util
 import os
+import shutil
 import sys
 
-import numpy as np
+# Where a module a script needs comes from on Debian (jobscripts/install-deps-debian.sh installs them).
+DEBIAN_PACKAGES = {"numpy": "python3-numpy", "h5py": "python3-h5py", "matplotlib": "python3-matplotlib",
+                   "scipy": "python3-scipy"}
+PLOTTING = ("numpy", "h5py", "matplotlib")
+# Set in the environment before re-running a script under TOKDYN_PYTHON, so that it is tried once.
+_RETRIED = "TOKDYN_PYTHON_TRIED"
+
+
+def require_modules(prog, modules=PLOTTING, load=True):
+    """Exit with status 2 and one line on stderr naming the modules of `modules` this Python cannot import
+    and how to get them; return when it has them all. Where the environment variable TOKDYN_PYTHON names
+    another interpreter, the script (when prog is the script run, not a module it imports) is first run
+    again under it (once), with the same arguments.
+
+    load=False only looks the modules up without importing them (for a script that must set variables
+    before numpy loads); a module that is found but fails when imported then shows later."""
+    missing = []
+    for name in modules:
+        try:
+            found = importlib.import_module(name) if load else importlib.util.find_spec(name)
+        except ModuleNotFoundError as exc:
+            if (exc.name or "").split(".")[0] in missing:
+                continue  # h5py without numpy: numpy is named already
+            found = None
+        except Exception:  # an installation whose import fails: as unusable as a missing one
+            found = None
+        if found is None:
+            missing.append(name)
+    if not missing:
+        return
+    other = os.environ.get("TOKDYN_PYTHON", "")
+    program = shutil.which(other) or other if other else ""
+    # Not again under the interpreter running now (jobscripts/lib-job.sh runs the scripts under TOKDYN_PYTHON).
+    this_one = bool(program) and os.path.realpath(program) == os.path.realpath(sys.executable)
+    if other and not this_one and not os.environ.get(_RETRIED) and os.path.basename(sys.argv[0]) == prog:
+        os.environ[_RETRIED] = "1"
+        try:
+            os.execv(program, [program, sys.argv[0], *sys.argv[1:]])
+        except OSError as exc:
+            print(f"{prog}: needs {', '.join(missing)}, and TOKDYN_PYTHON={other} cannot be run: "
+                  f"{exc.strerror}", file=sys.stderr)
+            sys.exit(2)
+    packages = " ".join(DEBIAN_PACKAGES.get(name, f"python3-{name}") for name in missing)
+    them = "it" if len(missing) == 1 else "them"
+    where = (f"TOKDYN_PYTHON={other} lacks {them}" if other
+             else f"or set TOKDYN_PYTHON to a Python that has {them}")
+    print(f"{prog}: needs {', '.join(missing)} (Debian: apt-get install {packages}; {where})", file=sys.stderr)
+    sys.exit(2)
 
 
 def to_str(value):
     """Return an HDF5 string attribute as str (h5py may give bytes or str)."""
+    import numpy as np
+
     if isinstance(value, np.ndarray):
         value = value.item() if value.size == 1 else value.tolist()
     if isinstance(value, (bytes, np.bytes_)):
@@ -19,6 +75,8 @@ def to_str(value):
 
 def to_scalar(value):
     """Return a numeric HDF5 attribute as a Python scalar."""
+    import numpy as np
+
     if isinstance(value, np.ndarray):
         value = value.reshape(-1)[0]
     return value.item() if hasattr(value, "item") else value
@@ -27,7 +85,7 @@ def to_scalar(value):
 def open_h5(path, error):
     """Open path read-only as an h5py.File; raise error(message) when it is missing, not a regular
     file, or not HDF5."""
-    import h5py  # imported here so the scripts' --help works without h5py
+    import h5py
 
     if not os.path.exists(path):
         raise error(f"no such file: {path}")
@@ -107,6 +165,8 @@ def study_group(h5, path, command, group, error):
 
 def read_datasets(group, path, names, error, dtype=None):
     """{name: numpy array} of the named datasets of an h5py group; error(message) naming the first missing."""
+    import numpy as np
+
     out = {}
     for name in names:
         if name not in group:
@@ -120,6 +180,190 @@ def require_attributes(group, path, names, error):
     for name in names:
         if name not in group.attrs:
             raise error(f"{path}: missing attribute {group.name}/{name}")
+
+
+def typed_value(text):
+    """A deck value as Python sees it: true/false -> bool, an integer -> int, a number -> float, else the
+    text (lists such as "0.75, 0.19" stay text)."""
+    text = text.strip()
+    if text in ("true", "false"):
+        return text == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def deck_parameters(text):
+    """{"section.key": typed value} of a deck's text. A resolved deck may name a section twice (the
+    run file's deck does): its keys are merged. Raises configparser.Error on text that is not a deck."""
+    parser = configparser.ConfigParser(interpolation=None, strict=False, comment_prefixes=("#", ";"),
+                                       inline_comment_prefixes=None)
+    parser.optionxform = str  # keys are case-sensitive (model.N)
+    parser.read_string(text)
+    return {f"{s}.{k}": typed_value(v) for s in parser.sections() for k, v in parser.items(s)}
+
+
+def run_parameters(h5, path="", error=ValueError):
+    """The parameters of an open run file: deck_parameters of its root attribute 'deck' (the resolved deck
+    in INI form; {} when the file has none). error(message) when the attribute is not a deck."""
+    text = to_str(h5.attrs["deck"]) if "deck" in h5.attrs else ""
+    try:
+        return deck_parameters(text)
+    except configparser.Error as exc:
+        raise error(f"{path}: root attribute 'deck' is not a deck: {str(exc).splitlines()[0]}") from None
+
+
+def common_parameters(parameter_sets):
+    """The parameters that every one of several runs has with the same value (the title of a figure of
+    several runs)."""
+    sets = list(parameter_sets)
+    if not sets:
+        return {}
+    return {k: v for k, v in sets[0].items() if all(k in p and p[k] == v for p in sets[1:])}
+
+
+def _solver_is(name):
+    return lambda p: p.get("meanfield.solver") == name
+
+
+def _weights_are(name):
+    return lambda p: p.get("weights.format") == name
+
+
+# The deck keys a figure's title shows for each command, with their labels (and, third, when a key is
+# shown only under a condition on the others). A section whose `enabled` is false shows as "<section> off".
+_MODEL = (("model.N", "N"), ("model.d", "d"), ("model.L", "L"), ("model.T", "T"))
+_KERNEL = (("mlp.activation", "MLP"), ("mlp.width", "m"), ("mlp.sigma_u", "sigma_U"), ("mlp.sigma_w", "sigma_W"))
+_ATTENTION = (("attention.style", "attention"), ("attention.beta", "beta"), ("attention.factor", "factor"))
+_WEIGHTS = (("weights.format", "weights"), ("weights.file", "file", _weights_are("file")),
+            ("synthetic.kind", "synthetic", _weights_are("synthetic")), ("synthetic.d", "d", _weights_are("synthetic")),
+            ("synthetic.lambda1", "lambda_1", _weights_are("synthetic")),
+            ("synthetic.gap", "gap", _weights_are("synthetic")))
+TITLE_KEYS = {
+    "transformer": _MODEL + _ATTENTION + _KERNEL + (("run.seed", "seed"),),
+    "sde": _MODEL[:2] + (("model.L", "steps"), ("model.T", "T")) + _ATTENTION + _KERNEL
+           + (("noise.field", "noise"), ("sde.scheme", "scheme"), ("run.seed", "seed")),
+    "meanfield": _MODEL[1:] + _ATTENTION + _KERNEL
+                 + (("meanfield.solver", "solver"), ("meanfield.cells", "cells", _solver_is("grid")),
+                    ("meanfield.points", "points", _solver_is("quadrature")), ("noise.field", "noise"),
+                    ("run.seed", "seed")),
+    "synchronize": _MODEL + _ATTENTION + _KERNEL + (("synchronize.replicas", "replicas"), ("run.seed", "seed")),
+    "lyapunov": _MODEL[1:] + (("attention.beta", "beta"),) + _KERNEL
+                + (("lyapunov.replicas", "pairs"), ("run.seed", "seed")),
+    "converge": (("converge.study", "study"),) + _MODEL[:2] + (("model.T", "T"),)
+                + (("converge.L0", "L0", lambda p: p.get("converge.study") == "depth"),
+                   ("model.L", "L", lambda p: p.get("converge.study") != "depth"),
+                   ("converge.m0", "m0", lambda p: p.get("converge.study") == "width"),
+                   ("converge.N0", "N0", lambda p: p.get("converge.study") == "tokens"),
+                   ("converge.levels", "levels"), ("converge.replicas", "replicas"))
+                + _ATTENTION + _KERNEL[:1] + (("noise.field", "noise"),),
+    "spectrum": _WEIGHTS + (("spectrum.nev", "nev"), ("spectrum.which", "which"), ("spectrum.solver", "solver"),
+                            ("spectrum.residual", "I + F")),
+    "power": _WEIGHTS + (("power.attention", "attention"), ("power.residual", "I + F"), ("power.causal", "causal"),
+                         ("power.N", "N"), ("steer.target", "steering")),
+    "markov": (("markov.data", "data"), ("markov.s", "s"), ("model.m", "m"), ("model.eps", "eps"),
+               ("markov.delta", "delta"), ("model.residual", "residual"), ("flow.time", "T")),
+    "train": (("train.optimizer", "optimizer"), ("model.layers", "layers"), ("model.heads", "heads"),
+              ("model.channels", "channels"), ("train.context", "context"), ("train.batch", "batch"),
+              ("train.steps", "steps"), ("bias.query", "b_Q"), ("bias.key", "b_K"), ("bias.value", "b_V"),
+              ("run.seed", "seed")),
+}
+
+
+def parameter_text(command, params):
+    """The title line of a run's parameters: "N = 64, d = 4, ..., attention off" (TITLE_KEYS[command])."""
+    parts, off = [], []
+    for entry in TITLE_KEYS.get(command, ()):
+        key, label = entry[:2]
+        section = key.split(".")[0]
+        if params.get(f"{section}.enabled") is False:
+            if section not in off:
+                off.append(section)
+                parts.append(f"{section} off")
+            continue
+        if key not in params or params[key] == "" or (len(entry) > 2 and not entry[2](params)):
+            continue
+        value = params[key]
+        if isinstance(value, bool):  # a switch: its label when on, nothing when off
+            parts += [label] if value else []
+        else:
+            parts.append(f"{label} = {value:g}" if isinstance(value, float) else f"{label} = {value}")
+    return ", ".join(parts)
+
+
+def title_for(command, params, name="", status="complete", extra=(), width=110):
+    """A figure's title: "tokdyn COMMAND: NAME", "partial (status: X)" when not complete, and below it the
+    run's parameters (parameter_text, then `extra`) in lines of at most `width` characters."""
+    first = f"tokdyn {command}" + (f": {name}" if name else "")
+    if partial_label(status):
+        first += f"  [{partial_label(status)}]"
+    parts = [p for p in (parameter_text(command, params), *extra) if p]
+    lines = []
+    for part in ", ".join(parts).split(", ") if parts else ():  # wrapped between parameters, never inside one
+        if lines and len(lines[-1]) + 2 + len(part) <= width:
+            lines[-1] += ", " + part
+        else:
+            lines.append(part)
+    return "\n".join([first] + lines)
+
+
+def pi_label(value, _position=None):
+    """A tick label of an angle in radians at a multiple of pi/2: 0, pi/2, pi, 3pi/2, 2pi, ... (LaTeX)."""
+    import math
+
+    k = round(value / (math.pi / 2))
+    if k == 0:
+        return "0"
+    sign = "-" if k < 0 else ""
+    k = abs(k)
+    if k % 2:
+        return rf"${sign}{'' if k == 1 else k}\pi/2$"
+    return rf"${sign}{'' if k == 2 else k // 2}\pi$"
+
+
+def pi_axis(axis):
+    """Ticks of an angle axis (radians, e.g. ax.xaxis) at the multiples of pi/2, labelled by pi_label."""
+    import math
+
+    from matplotlib.ticker import FuncFormatter, MultipleLocator
+
+    axis.set_major_locator(MultipleLocator(math.pi / 2))
+    axis.set_major_formatter(FuncFormatter(pi_label))
+
+
+# A log axis cannot draw an interval's lower end at or below zero, and a tiny one squashes the data: ends
+# below mean / LOG_FLOOR are drawn there (and marked as clipped).
+LOG_FLOOR = 20.0
+
+
+def log_lower(mean, low):
+    """(lower ends to draw on a log axis, mask of the clipped ones) of intervals [low, ...] around positive
+    means: ends below mean / LOG_FLOOR, zero or negative included, are raised to mean / LOG_FLOOR."""
+    import numpy as np
+
+    mean, low = np.asarray(mean, dtype=float), np.asarray(low, dtype=float)
+    floor = mean / LOG_FLOOR
+    clipped = ~(low >= floor)  # NaN ends count as clipped
+    return np.where(clipped, floor, low), clipped
+
+
+def interval_verdict(low, high, predicted, at_most=False):
+    """Whether an interval [low, high] disagrees with a prediction, as tokdyn's console says it ("<-
+    DISAGREES"): at_most (a bound on the value): the interval lies above it; otherwise the interval excludes
+    it. Returns (disagrees, text); no interval (NaN ends) is not a disagreement."""
+    import math
+
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return False, "no interval"
+    if at_most:
+        return (True, f"the interval lies above the bound {predicted:.4g}") if low > predicted else \
+            (False, f"at or below the bound {predicted:.4g}")
+    if low <= predicted <= high:
+        return False, "the interval holds the prediction"
+    return True, f"the interval excludes the prediction {predicted:.4g}"
 
 
 def run_cli(prog, error, body):
@@ -143,3 +387,92 @@ def cli_main(prog, doc, error, arguments, body, argv=None):
         parser.add_argument(*flags, **options)
     args = parser.parse_args(argv)
     return run_cli(prog, error, lambda: body(args))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The reader for users: `import tokdyn_h5; run = tokdyn_h5.load("x.h5")`.
+
+class Run:
+    """A tokdyn run file read into memory.
+
+    Attributes:
+        path     the file's path
+        command  the tokdyn command that wrote it ("transformer", "spectrum", ...)
+        status   "complete", or running | checkpointed | failed for an unfinished run
+        params   every key of the run's resolved deck, typed: {"model.N": 64, "attention.beta": 1.0,
+                 "mlp.activation": "relu", "attention.enabled": True, ...}
+        attrs    the root attributes as written (tokdyn_version, git_revision, seed, ranks, start_time,
+                 end_time, run_id, petsc_options, deck, ...)
+        data     every dataset as a numpy array, by path without the leading '/': data["diagnostics/energy"]
+        info     for each dataset path, {"description", "units", "axes"} (the dataset's attributes; axes as
+                 a list of names in storage order)
+
+    run["diagnostics/energy"] is run.data["diagnostics/energy"]; `"tokens/X" in run` tests for a dataset;
+    print(run.describe()) lists every dataset with its shape, units and description.
+    """
+
+    def __init__(self, path, command, status, params, attrs, data, info):
+        self.path, self.command, self.status = path, command, status
+        self.params, self.attrs, self.data, self.info = params, attrs, data, info
+
+    def __getitem__(self, name):
+        return self.data[name.lstrip("/")]
+
+    def __contains__(self, name):
+        return name.lstrip("/") in self.data
+
+    def __repr__(self):
+        return f"<tokdyn run {self.path!r}: {self.command}, {self.status}, {len(self.data)} datasets>"
+
+    def describe(self):
+        """One line per dataset: path, shape, units, axes and description."""
+        lines = [f"{self.path}: tokdyn {self.command} ({self.status}), "
+                 f"tokdyn {self.attrs.get('tokdyn_version', '?')}, {self.attrs.get('ranks', '?')} ranks"]
+        for name in sorted(self.data):
+            meta = self.info.get(name, {})
+            shape = "x".join(str(n) for n in self.data[name].shape) or "scalar"
+            lines.append(f"  {name:32s} [{shape}] ({', '.join(meta.get('axes', []))}) "
+                         f"{meta.get('units', '')}: {meta.get('description', '')}")
+        return "\n".join(lines)
+
+
+def load(path, allow_partial=False):
+    """Read the run file at `path` into a Run (see its docstring).
+
+    Typed parameters come from the file's root attributes "section.key" (booleans stored as 0/1 are returned
+    as bool, using the deck's text to tell them from integers); files written before those attributes
+    existed have them parsed from the stored deck. A run that is not complete raises ValueError unless
+    allow_partial is true. A missing or non-HDF5 file raises ValueError with the reason.
+    """
+    import h5py
+    import numpy as np
+
+    f = open_h5(path, ValueError)
+    with f:
+        attrs = {k: (to_str(v) if isinstance(v, (bytes, str, np.bytes_)) else to_scalar(v))
+                 for k, v in f.attrs.items()}
+        status = run_status(f, path)
+        if status != "complete" and not allow_partial:
+            raise ValueError(f"{path}: the run is not complete (status {status}); load(..., allow_partial=True)")
+        from_deck = run_parameters(f, path)
+        params = {}
+        for key, value in from_deck.items():
+            stored = attrs.get(key)
+            if stored is None:
+                params[key] = value
+            elif isinstance(value, bool):
+                params[key] = bool(stored)
+            else:
+                params[key] = stored
+        data, info = {}, {}
+
+        def visit(name, obj):
+            if isinstance(obj, h5py.Dataset):
+                data[name] = obj[()]
+                meta = {k: to_str(obj.attrs[k]) for k in ("description", "units", "axes") if k in obj.attrs}
+                if "axes" in meta:
+                    meta["axes"] = [a.strip() for a in meta["axes"].split(",")]
+                info[name] = meta
+
+        f.visititems(visit)
+    return Run(path, attrs.get("command", "?"), status, params, attrs, data, info)

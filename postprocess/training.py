@@ -21,11 +21,12 @@ its random-direction null, by symmetry setting, next to the null's N(0, 1); (b) 
 vocabulary of the most aligned head, its largest tokens named). Writes PREFIX.json, PREFIX.csv (a row per
 run); PREFIX defaults to DIR/training for one directory, else ./training.
 
+Every figure's title names the parameters the runs share (their decks).
+
 Errors (a missing file, no train runs, a run not complete without --allow-partial) end with one line
 "training.py: error: ..." on stderr and exit status 2.
 """
 
-import configparser
 import csv
 import glob
 import json
@@ -33,11 +34,16 @@ import math
 import os
 import sys
 
-import numpy as np
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tokdyn_h5 import (ALLOW_PARTIAL, cli_main, mark_partial, open_run, read_datasets,  # noqa: E402
-                       require_attributes, study_group, to_scalar, to_str)
+from tokdyn_h5 import PLOTTING, require_modules  # noqa: E402
+
+# One line naming what is missing, before numpy, h5py, matplotlib and scipy (the intervals) load.
+require_modules("training.py", PLOTTING + ("scipy",))
+
+import numpy as np  # noqa: E402
+from tokdyn_h5 import (ALLOW_PARTIAL, cli_main, common_parameters, mark_partial, open_run,  # noqa: E402
+                       read_datasets, require_attributes, run_parameters, study_group, title_for, to_scalar,
+                       to_str)
 
 import matplotlib  # noqa: E402
 
@@ -55,19 +61,12 @@ class ResultError(Exception):
     """A problem with the inputs: reported as one line, exit status 2."""
 
 
-def parse_deck(text):
-    parser = configparser.ConfigParser(interpolation=None)
-    parser.optionxform = str
-    parser.read_string(text)
-    return parser
-
-
-def symmetry_label(deck):
-    """'symmetric', or the biases on ('b_Q + b_V'), '(mean)' when fixed at their means."""
-    on = [name for key, name in BIAS_NAMES if deck.get("bias", key, fallback="false") == "true"]
+def symmetry_label(params):
+    """'symmetric', or the biases on ('b_Q + b_V'), '(mean)' when fixed at their means (params: run_parameters)."""
+    on = [name for key, name in BIAS_NAMES if params.get(f"bias.{key}", False) is True]
     if not on:
         return "symmetric"
-    return " + ".join(on) + (" (mean)" if deck.get("bias", "sampling", fallback="resample") == "mean" else "")
+    return " + ".join(on) + (" (mean)" if params.get("bias.sampling", "resample") == "mean" else "")
 
 
 def read_run(path, allow_partial=False):
@@ -78,9 +77,9 @@ def read_run(path, allow_partial=False):
         if status == "complete":
             require_attributes(g, path, ATTRIBUTES, ResultError)
         d = read_datasets(h5["diagnostics"], path, DIAGNOSTICS, ResultError, dtype=float)
-        deck = parse_deck(to_str(h5.attrs["deck"]))
-        r = {"path": path, "status": status, "seed": int(to_scalar(h5.attrs["seed"])),
-             "optimizer": deck.get("train", "optimizer"), "symmetry": symmetry_label(deck),
+        params = run_parameters(h5, path, ResultError)
+        r = {"path": path, "status": status, "seed": int(to_scalar(h5.attrs["seed"])), "parameters": params,
+             "optimizer": params["train.optimizer"], "symmetry": symmetry_label(params),
              "ranks": int(to_scalar(h5.attrs["ranks"])), **d}
         for name in ATTRIBUTES:
             r[name] = float(to_scalar(g.attrs[name])) if name in g.attrs else math.nan
@@ -225,7 +224,13 @@ def colours(keys):
     return {k: cmap(i % 10) for i, k in enumerate(sorted(keys))}
 
 
-def plot_losses(runs, out, status):
+def runs_title(runs, what):
+    """The title of a figure of several runs: `what`, and the parameters they share."""
+    status = "complete" if all(r["status"] == "complete" for r in runs) else "partial"
+    return title_for("train", common_parameters(r["parameters"] for r in runs), f"{len(runs)} runs, {what}", status)
+
+
+def make_losses_figure(runs):
     optimizers = sorted({r["optimizer"] for r in runs})
     symmetries = colours({r["symmetry"] for r in runs})
     fig, axes = plt.subplots(1, len(optimizers), figsize=(5.5 * len(optimizers), 4.5), squeeze=False, sharey=True)
@@ -252,11 +257,12 @@ def plot_losses(runs, out, status):
         low, high = float(values.min()), float(np.percentile(values, 99))
         axes[0][0].set_ylim(low - 0.05 * (high - low), high + 0.1 * (high - low))
     axes[0][0].set_ylabel("validation loss (nats per token): raw thin, EMA thick")
-    fig.suptitle(f"tokdyn train: validation loss, seed mean and min-max band ({len(runs)} runs)")
-    save(fig, out, status)
+    fig.suptitle(runs_title(runs, "validation loss, seed mean and min-max band"))
+    fig.tight_layout()  # room for the title's lines above the panels' titles
+    return fig
 
 
-def plot_charges(runs, out, status):
+def make_charges_figure(runs):
     fig, ax = plt.subplots(figsize=(8, 5))
     optimizers = colours({r["optimizer"] for r in runs})
     styles = dict(zip(sorted({r["symmetry"] for r in runs}), ("-", "--", ":", "-.") * 4))
@@ -272,13 +278,15 @@ def plot_charges(runs, out, status):
         labelled.add(key)
     ax.set_xlabel("optimizer step")
     ax.set_ylabel("|L_QK, L_VO| / (|P| |theta|)")
-    ax.set_title("Noether charges of the heads (every run; zero values left out)")
+    ax.set_title("Noether charges of the heads (every run; zero values left out)", fontsize=10)
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=7, ncol=2)
-    save(fig, out, status)
+    fig.suptitle(runs_title(runs, "charges"), fontsize=10)
+    fig.tight_layout()
+    return fig
 
 
-def plot_alignment(runs, summary, out, status):
+def make_alignment_figure(runs, summary):
     fig, (a, b) = plt.subplots(1, 2, figsize=(12, 4.5))
     edges = np.linspace(-8, 8, 41)
     for sym, s in sorted(summary.items()):
@@ -316,8 +324,9 @@ def plot_alignment(runs, summary, out, status):
         b.set_ylabel("cos(W_K e_t, mean b_Q)")
     else:
         b.text(0.5, 0.5, "no run with b_Q", ha="center", transform=b.transAxes)
+    fig.suptitle(runs_title(runs, "key-bias alignment"), fontsize=10)
     fig.tight_layout()
-    save(fig, out, status)
+    return fig
 
 
 def save(fig, out, status):
@@ -357,13 +366,17 @@ def main_body(args):
                         r["final_val_loss_ema"], r["final_val_loss"], r["min_val_loss"], r["min_val_step"],
                         r["final_train_loss_ema"], r["tokens_per_second"], float(np.max(r["charge_relative"]))])
     outs = [prefix + ".json", prefix + ".csv"]
-    for name, plot in (("losses", lambda o: plot_losses(runs, o, status)),
-                       ("charges", lambda o: plot_charges(runs, o, status)),
-                       ("alignment", lambda o: plot_alignment(runs, align, o, status))):
+    for name, fig in figures(runs, align):
         path = f"{prefix}-{name}.png"
-        plot(path)
+        save(fig, path, status)
         outs.append(path)
     return outs
+
+
+def figures(runs, align):
+    """[(name, figure)] of the runs: losses, charges, alignment (align: alignment_summary)."""
+    return [("losses", make_losses_figure(runs)), ("charges", make_charges_figure(runs)),
+            ("alignment", make_alignment_figure(runs, align))]
 
 
 ARGUMENTS = (

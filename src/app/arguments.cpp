@@ -33,6 +33,8 @@ Arguments split_arguments(const std::vector<std::string>& args) {
       a.request.status = true;
     } else if (s == "--dry-run") {
       a.request.dry_run = true;
+    } else if (s == "--check") {
+      a.request.check = true;
     } else if (s == "--restart" || starts_with(s, "--restart=")) {
       a.request.restart = value_of("--restart");
     } else if (starts_with(s, "--")) {

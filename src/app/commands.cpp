@@ -6,6 +6,13 @@ namespace tokdyn {
 
 std::string run_options_help(const Command& c) {
   if (c.outputs == Outputs::none) return "run options: none (" + c.name + " writes no file)\n";
+  if (c.name == "rerun")
+    return "usage: mpiexec -n P tokdyn rerun FILE.h5 [--check] [--run.output=NEW.h5] [--force]\n"
+           "  P must be the run's rank count (its root attribute ranks); the binary must be the one that wrote FILE\n"
+           "  (tokdyn_version and git_revision). The rerun goes to FILE with .h5 -> .rerun.h5 unless --run.output\n"
+           "  names another file.\n"
+           "  --check           compare every dataset of the two files byte for byte; exit 1 when any differs\n"
+           "  --force           replace an existing rerun output\n";
   std::string s = "run options:\n";
   if (c.outputs == Outputs::run)
     s += "  --resume          continue the run's checkpoint if it has one; else start it (a finished run with this deck:\n"
@@ -28,6 +35,8 @@ void check_run_options(const Command& c, const RunRequest& r) {
   if (flag && c.outputs != Outputs::run)
     throw InputError("tokdyn " + c.name + " keeps no run file or checkpoints: " + flag + " does not apply (see tokdyn " +
                      c.name + " --help)");
+  if (r.check && c.name != "rerun")
+    throw InputError("--check belongs to tokdyn rerun FILE --check, not to tokdyn " + c.name);
   if (r.force && c.outputs == Outputs::none)
     throw InputError("tokdyn " + c.name + " writes no file: --force does not apply");
 }
@@ -61,6 +70,8 @@ const std::vector<Command>& commands() {
       {"bench",
        "throughput of the attention and pair-statistics passes (pairs/s, points/s), the MLP and the markov model",
        bench_schema, run_bench, Outputs::none},
+      {"rerun", "runs a run file's command again from its stored deck, seed, options and ranks; --check: bit for bit",
+       rerun_schema, run_rerun, Outputs::once},
       {"decks", "the shipped decks (input/*.ini): the command each is for and what it runs", decks_schema, run_decks,
        Outputs::none},
   };

@@ -68,6 +68,8 @@ DeckSchema train_schema();
 int run_train(const Comm& comm, const DeckSchema& schema, const RunRequest& request);
 DeckSchema bench_schema();
 int run_bench(const Comm& comm, const DeckSchema& schema, const RunRequest& request);
+DeckSchema rerun_schema();
+int run_rerun(const Comm& comm, const DeckSchema& schema, const RunRequest& request);
 DeckSchema decks_schema();
 int run_decks(const Comm& comm, const DeckSchema& schema, const RunRequest& request);
 DeckSchema weights_schema();

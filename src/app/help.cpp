@@ -35,6 +35,10 @@ void print_version() {
 }
 
 void print_command_help(const Command& c, const DeckSchema& schema) {
+  if (schema.keys().empty()) {  // tokdyn rerun: no deck of its own
+    std::printf("tokdyn %s: %s\n\n%s", c.name.c_str(), c.summary.c_str(), run_options_help(c).c_str());
+    return;
+  }
   std::printf("tokdyn %s: %s\n\nusage: mpiexec -n P tokdyn %s [deck.ini] [--section.key=value ...] [run options]\n"
               "\n%s\ndeck keys (key = default  meaning):\n%s",
               c.name.c_str(), c.summary.c_str(), c.name.c_str(), run_options_help(c).c_str(), schema.help_text().c_str());

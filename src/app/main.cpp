@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
     } else {
       const tokdyn::Command* cmd = tokdyn::find_command(command);
       if (!cmd) throw tokdyn::InputError(tokdyn::unknown_command_message(command));
-      tokdyn::check_deck_command(*cmd, parsed.request.deck_path);
+      if (cmd->name != "rerun") tokdyn::check_deck_command(*cmd, parsed.request.deck_path);
       const tokdyn::DeckSchema schema = cmd->schema();
       if (parsed.help) {
         if (comm.root()) tokdyn::print_command_help(*cmd, schema);

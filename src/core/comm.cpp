@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "tokdyn/core/console_log.hpp"
 #include "tokdyn/core/error.hpp"
 
 namespace tokdyn {
@@ -13,6 +14,7 @@ Comm::Comm(MPI_Comm comm) : comm_(comm) {
 
 void Comm::print(const std::string& line) const {
   if (rank_ != 0) return;
+  log_console_line(line);
   std::fputs(line.c_str(), stdout);
   std::fputc('\n', stdout);
   std::fflush(stdout);

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "tokdyn/core/console_log.hpp"
 #include "tokdyn/core/error.hpp"
 
 namespace tokdyn {
@@ -33,6 +34,7 @@ double agreement_seconds() {
 }
 
 void print_line(const std::string& message) {
+  log_console_line("tokdyn: error: " + message);
   std::fprintf(stderr, "tokdyn: error: %s\n", message.c_str());
   std::fflush(stderr);
 }

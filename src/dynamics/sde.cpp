@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "tokdyn/core/blas.hpp"
+#include "tokdyn/core/phases.hpp"
 #include "tokdyn/dynamics/schemes/euler_maruyama.hpp"
 #include "tokdyn/dynamics/schemes/heun.hpp"
 #include "tokdyn/dynamics/schemes/projected.hpp"
@@ -57,7 +58,10 @@ void SdeScheme::tangent_drift(const double* x, double* out) {
     std::fill(out, out + nd, 0.0);
     return;
   }
-  attention_->apply(x, out);
+  {
+    PhaseScope timed(Phase::attention);
+    attention_->apply(x, out);
+  }
   for (std::size_t k = 0; k < nd; ++k) out[k] *= params_.factor;
   tangent_project(x, out, n_local_, params_.d);
 }
@@ -68,6 +72,7 @@ void SdeScheme::field_increment(const double* x, const double* dB, double* out, 
     std::fill(out, out + n_local_ * d, 0.0);
     return;
   }
+  PhaseScope timed(Phase::noise);
   const int K = static_cast<int>(field_->modes());
   for (std::int64_t i0 = 0; i0 < n_local_; i0 += kChunk) {
     const int rows = static_cast<int>(std::min(kChunk, n_local_ - i0));
@@ -79,6 +84,7 @@ void SdeScheme::field_increment(const double* x, const double* dB, double* out, 
 
 void SdeScheme::ito_correction(const double* x, double* out) const {
   const int d = params_.d;
+  PhaseScope timed(Phase::noise);
   std::vector<double> v(n_local_);
   field_->variance(x, n_local_, v.data(), out);  // out <- grad v
   tangent_project(x, out, n_local_, d);

@@ -1,11 +1,13 @@
 #include "tokdyn/dynamics/token_run.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "tokdyn/attention/attention.hpp"
 #include "tokdyn/attention/fourier_attention.hpp"
 #include "tokdyn/attention/harmonic_attention.hpp"
+#include "tokdyn/core/phases.hpp"
 
 
 namespace tokdyn {
@@ -67,9 +69,15 @@ std::string TokenRun::observe(std::int64_t layer, RunFile& file) {
   if (layer % cadence_.every == 0 || last) {
     // The next step's attention pass over these tokens forms the statistics too, when it can (after the
     // last layer there is no next step: the statistics' own, cheaper pass).
+    PhaseScope timed(Phase::diagnostics);
     PairStatistics s;
     Attention* attention = last ? nullptr : dynamics_.attention();
-    if (!attention || !attention->statistics_pass(x_.data(), statistics_, s)) s = statistics_.compute(x_.data());
+    bool fused = false;
+    if (attention) {
+      PhaseScope pass(Phase::attention);  // the next layer's attention pass, computed now
+      fused = attention->statistics_pass(x_.data(), statistics_, s);
+    }
+    if (!fused) s = statistics_.compute(x_.data());
     DiagnosticsRow row;
     row.layer = layer;
     row.time = dynamics_.time(layer);
@@ -96,6 +104,10 @@ std::string TokenRun::observe(std::int64_t layer, RunFile& file) {
     if ((mode != PairsMode::off && !std::isfinite(s.energy)) || !std::isfinite(s.order_parameter))
       problem = "E_beta or |mean x| is NaN or Inf after layer " + std::to_string(layer);
     file.write_diagnostics(row);
+    char line[256];
+    std::snprintf(line, sizeof line, "layer %lld: E_beta %.6g, |mean x| %.6g, mean cosine %.6g, min cosine %.6g",
+                  static_cast<long long>(layer), s.energy, s.order_parameter, s.mean_cosine, s.min_cosine);
+    last_row_ = line;
   }
   const bool snap = cadence_.snapshot_every > 0 ? layer % cadence_.snapshot_every == 0 : layer == 0;
   if (snap || last)
@@ -124,6 +136,11 @@ bool TokenRun::series_energy(PairStatistics& s) const {
     s.energy_stderr = c.error_bound;
   }
   return true;
+}
+
+std::vector<std::string> TokenRun::summary() const {
+  if (last_row_.empty()) return {};
+  return {last_row_};
 }
 
 bool TokenRun::finite() const {

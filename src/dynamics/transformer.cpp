@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "tokdyn/core/phases.hpp"
 #include "tokdyn/sphere/sphere.hpp"
 
 namespace tokdyn {
@@ -19,12 +20,14 @@ double Transformer::work_per_step() const {
 void Transformer::step(std::int64_t layer, double* x) {
   const std::size_t size = static_cast<std::size_t>(n_local_) * params_.d;
   if (attention_) {
+    PhaseScope timed(Phase::attention);
     attention_->apply(x, buffer_.data());  // Attn_{X_l}(X^i_l), every token sees the old X_l
     const double h = params_.factor * dt();
     for (std::size_t k = 0; k < size; ++k) x[k] += h * buffer_[k];
     normalize_rows(x, n_local_, params_.d);
   }
   if (mlp_) {
+    PhaseScope timed(Phase::mlp);
     mlp_->draw(layer + 1);  // G^m_{l+1}: fresh weights, the same on every rank
     mlp_->apply(x, n_local_, buffer_.data());
     const double h = std::sqrt(dt());

@@ -342,6 +342,19 @@ double read_double_attribute(hid_t obj, const std::string& name) {
   return value;
 }
 
+namespace {
+herr_t collect_dataset(hid_t, const char* name, const H5O_info_t* info, void* out) {
+  if (info->type == H5O_TYPE_DATASET) static_cast<std::vector<std::string>*>(out)->push_back(name);
+  return 0;
+}
+}  // namespace
+
+std::vector<std::string> dataset_paths(hid_t obj) {
+  std::vector<std::string> paths;
+  TOKDYN_H5(H5Ovisit2(obj, H5_INDEX_NAME, H5_ITER_INC, collect_dataset, &paths, H5O_INFO_BASIC));
+  return paths;
+}
+
 std::vector<hsize_t> dims(hid_t dataset) {
   Handle space = make_space_handle(TOKDYN_H5(H5Dget_space(dataset)));
   const int rank = TOKDYN_H5(H5Sget_simple_extent_ndims(space));

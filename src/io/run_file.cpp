@@ -1,9 +1,15 @@
 #include "tokdyn/io/run_file.hpp"
 
+#include <petscsys.h>
+
+#include <cstdio>
 #include <ctime>
 
+#include "tokdyn/core/deck.hpp"
 #include "tokdyn/core/error.hpp"
+#include "tokdyn/core/phases.hpp"
 #include "tokdyn/core/version.hpp"
+#include "tokdyn/io/dataset_descriptions.hpp"
 
 namespace tokdyn {
 
@@ -15,6 +21,26 @@ std::string now_iso8601(MPI_Comm comm) {
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S%z", &tm);
   TOKDYN_MPI_CHECK(MPI_Bcast(buf, sizeof buf, MPI_CHAR, 0, comm));
   return buf;
+}
+
+std::string petsc_options_text() {
+  char* all = nullptr;
+  PetscCallAbort(PETSC_COMM_SELF, PetscOptionsGetAll(nullptr, &all));
+  std::string text = all ? all : "";
+  PetscCallAbort(PETSC_COMM_SELF, PetscFree(all));
+  return text;
+}
+
+void write_parameters(hid_t file, const Deck& deck) {
+  for (const KeySpec& key : deck.schema().keys()) {
+    switch (key.kind) {
+      case KeyKind::integer: h5::write_attribute(file, key.name, deck.get_int(key.name)); break;
+      case KeyKind::real: h5::write_attribute(file, key.name, deck.get_real(key.name)); break;
+      case KeyKind::boolean: h5::write_attribute(file, key.name, std::int64_t(deck.get_bool(key.name))); break;
+      case KeyKind::text:
+      case KeyKind::choice: h5::write_attribute(file, key.name, deck.get_text(key.name)); break;
+    }
+  }
 }
 
 RunFile RunFile::create(const std::string& path, MPI_Comm comm, const RunInfo& info) {
@@ -33,9 +59,8 @@ RunFile RunFile::create(const std::string& path, MPI_Comm comm, const RunInfo& i
   h5::write_attribute(f.file_, "end_time", std::string());
   h5::write_attribute(f.file_, "status", std::string("running"));
   h5::write_attribute(f.file_, "run_id", info.run_id);
-  f.diagnostics_ = h5::create_group(f.file_, "diagnostics");
-  f.series("layer", H5T_STD_I64LE, {});
-  f.series("time", H5T_IEEE_F64LE, {});
+  h5::write_attribute(f.file_, "petsc_options", petsc_options_text());
+  if (info.deck) write_parameters(f.file_, *info.deck);
   if (info.n == 0) return f;  // a study or a mean-field run: no token trajectories
   f.tokens_ = h5::create_group(f.file_, "tokens");
   f.snap_x_ = h5::create_series(f.tokens_, "X", H5T_IEEE_F64LE, {hsize_t(info.n), hsize_t(info.d)});
@@ -48,7 +73,6 @@ RunFile RunFile::reopen(const std::string& path, MPI_Comm comm) {
   RunFile f(comm);
   TOKDYN_MPI_CHECK(MPI_Comm_rank(comm, &f.rank_));
   f.file_ = h5::open_file(path, comm, true);
-  f.diagnostics_ = h5::open_group(f.file_, "diagnostics");
   if (h5::exists(f.file_, "tokens")) {  // a study keeps no token snapshots
     f.tokens_ = h5::open_group(f.file_, "tokens");
     f.snap_x_ = h5::open_dataset(f.tokens_, "X");
@@ -58,8 +82,9 @@ RunFile RunFile::reopen(const std::string& path, MPI_Comm comm) {
   }
   // Every series of /diagnostics (constants aside); the file is the checkpoint's copy, so its rows are the
   // rows written up to the checkpoint's step.
-  H5G_info_t info;
-  TOKDYN_H5(H5Gget_info(f.diagnostics_, &info));
+  if (h5::exists(f.file_, "diagnostics")) f.diagnostics_ = h5::open_group(f.file_, "diagnostics");
+  H5G_info_t info{};
+  if (f.diagnostics_.id() >= 0) TOKDYN_H5(H5Gget_info(f.diagnostics_, &info));
   for (hsize_t i = 0; i < info.nlinks; ++i) {
     char name[256];
     TOKDYN_H5(H5Lget_name_by_idx(f.diagnostics_, ".", H5_INDEX_NAME, H5_ITER_INC, i, name, sizeof name, H5P_DEFAULT));
@@ -67,7 +92,7 @@ RunFile RunFile::reopen(const std::string& path, MPI_Comm comm) {
     if (h5::has_attribute(d, "constant")) continue;
     f.series_[name] = std::move(d);
   }
-  f.diagnostics_rows_ = h5::dims(f.series_.at("layer"))[0];
+  f.diagnostics_rows_ = f.series_.count("layer") ? h5::dims(f.series_.at("layer"))[0] : 0;
   int ranks = 1;
   TOKDYN_MPI_CHECK(MPI_Comm_size(comm, &ranks));
   h5::write_attribute(f.file_, "ranks", static_cast<std::int64_t>(ranks));  // of the run that finishes it
@@ -78,12 +103,18 @@ RunFile RunFile::reopen(const std::string& path, MPI_Comm comm) {
 hid_t RunFile::series(const std::string& name, hid_t type, const std::vector<hsize_t>& row_dims) {
   auto it = series_.find(name);
   if (it != series_.end()) return it->second;
-  h5::Handle d = h5::create_series(diagnostics_, name, type, row_dims);
+  h5::Handle d = h5::create_series(diagnostics_group(), name, type, row_dims);
   if (diagnostics_rows_ > 0) h5::set_series_rows(d, diagnostics_rows_);  // a late observable: earlier rows are fill
   return series_.emplace(name, std::move(d)).first->second;
 }
 
+hid_t RunFile::diagnostics_group() {
+  if (diagnostics_.id() < 0) diagnostics_ = h5::create_group(file_, "diagnostics");
+  return diagnostics_;
+}
+
 void RunFile::write_diagnostics(const DiagnosticsRow& row) {
+  PhaseScope timed(Phase::output);
   const hsize_t r = diagnostics_rows_;
   const hsize_t mine = rank_ == 0 ? 1 : 0;  // one writer per value, every rank in the collective call
   h5::write_series_row(series("layer", H5T_STD_I64LE, {}), r, H5T_NATIVE_INT64, &row.layer, 0, mine);
@@ -100,6 +131,7 @@ void RunFile::write_diagnostics(const DiagnosticsRow& row) {
 
 void RunFile::write_snapshot(std::int64_t layer, double time, const double* x_local, std::int64_t begin,
                              std::int64_t count) {
+  PhaseScope timed(Phase::output);
   const hsize_t r = snapshot_rows_, mine = rank_ == 0 ? 1 : 0;
   h5::write_series_row(snap_x_, r, H5T_NATIVE_DOUBLE, x_local, begin, count);
   h5::write_series_row(snap_layer_, r, H5T_NATIVE_INT64, &layer, 0, mine);
@@ -108,17 +140,17 @@ void RunFile::write_snapshot(std::int64_t layer, double time, const double* x_lo
 }
 
 void RunFile::write_diagnostics_constant(const std::string& name, const std::vector<double>& values) {
-  h5::Handle d = h5::create_dataset(diagnostics_, name, H5T_IEEE_F64LE, {hsize_t(values.size())});
+  h5::Handle d = h5::create_dataset(diagnostics_group(), name, H5T_IEEE_F64LE, {hsize_t(values.size())});
   h5::write_slab(d, H5T_NATIVE_DOUBLE, values.data(), 0, rank_ == 0 ? values.size() : 0);
   h5::write_attribute(d, "constant", std::int64_t(1));
 }
 
 void RunFile::set_diagnostics_attribute(const std::string& name, double value) {
-  h5::write_attribute(diagnostics_, name, value);
+  h5::write_attribute(diagnostics_group(), name, value);
 }
 
 void RunFile::set_diagnostics_attribute(const std::string& name, const std::string& value) {
-  h5::write_attribute(diagnostics_, name, value);
+  h5::write_attribute(diagnostics_group(), name, value);
 }
 
 hid_t RunFile::study_group(const std::string& name) {
@@ -140,15 +172,30 @@ hid_t RunFile::study_series(const std::string& group, const std::string& name, h
 }
 
 void RunFile::set_status(const std::string& status) {
+  if (status == "checkpointed" || status == "complete") describe();
   h5::write_attribute(file_, "status", status);
   h5::write_attribute(file_, "end_time", status == "running" ? std::string() : now_iso8601(comm_));
+}
+
+void RunFile::describe() {
+  const std::vector<std::string> missing = describe_datasets(file_);
+  // A dataset the table lacks is a tokdyn bug, not the user's: the run's results stand, the file says so.
+  if (!missing.empty()) {
+    std::string list;
+    for (const std::string& m : missing) list += (list.empty() ? "" : ", ") + m;
+    h5::write_attribute(file_, "undescribed_datasets", list);
+    if (rank_ == 0) std::fprintf(stderr, "tokdyn: warning: datasets without a description (please report): %s\n", list.c_str());
+  }
 }
 
 void RunFile::set_attribute(const std::string& name, const std::string& value) {
   h5::write_attribute(file_, name, value);
 }
 
-void RunFile::flush() { TOKDYN_H5(H5Fflush(file_, H5F_SCOPE_GLOBAL)); }
+void RunFile::flush() {
+  PhaseScope timed(Phase::output);
+  TOKDYN_H5(H5Fflush(file_, H5F_SCOPE_GLOBAL));
+}
 
 void RunFile::close() {
   // Children before the file: reverse order of creation.

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "tokdyn/core/error.hpp"
+#include "tokdyn/core/phases.hpp"
 
 namespace tokdyn {
 
@@ -58,6 +59,7 @@ PetscErrorCode GradientFlow::rhs(TS, PetscReal, Vec x, Vec f, void* ctx) {
     const PetscScalar* theta = nullptr;
     PetscCall(VecGetArrayRead(self->all_, &theta));
     std::vector<double> grad(self->shape_.size());
+    PhaseScope timed(Phase::gradient);
     evaluate_one_layer(self->shape_, theta, self->items_, grad.data(), self->comm_);
     PetscCall(VecRestoreArrayRead(self->all_, &theta));
     ++self->evaluations_;

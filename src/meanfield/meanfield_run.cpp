@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "tokdyn/core/phases.hpp"
 #include "tokdyn/io/hdf5.hpp"
 
 namespace tokdyn {
@@ -57,6 +58,7 @@ void MeanFieldRun::begin(RunFile& file) {
 }
 
 std::int64_t MeanFieldRun::advance(std::int64_t layer) {
+  PhaseScope timed(Phase::meanfield);
   solver_.step(layer);
   return layer + 1;
 }

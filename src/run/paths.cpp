@@ -35,6 +35,15 @@ std::string directory_of(const std::string& path) {
   return dir.empty() ? "." : dir;
 }
 
+std::string beside_output(const std::string& output, const std::string& suffix) {
+  const std::string ext = ".h5";
+  if (output.size() > ext.size() && output.compare(output.size() - ext.size(), ext.size(), ext) == 0)
+    return output.substr(0, output.size() - ext.size()) + suffix;
+  return output + suffix;
+}
+
+std::string log_path(const std::string& output) { return beside_output(output, ".log"); }
+
 RunPaths run_paths(const Deck& deck, const std::string& output_key) {
   RunPaths p;
   p.output = deck.get_text(output_key);
@@ -43,11 +52,7 @@ RunPaths run_paths(const Deck& deck, const std::string& output_key) {
   p.lock = p.output + ".lock";
   if (!deck.has("run.checkpoint")) return p;  // a command without checkpoints
   p.checkpoint = deck.get_text("run.checkpoint");
-  if (p.checkpoint.empty()) {
-    const std::string ext = ".h5";
-    const bool h5 = p.output.size() > ext.size() && p.output.compare(p.output.size() - ext.size(), ext.size(), ext) == 0;
-    p.checkpoint = (h5 ? p.output.substr(0, p.output.size() - ext.size()) : p.output) + ".ckpt.h5";
-  }
+  if (p.checkpoint.empty()) p.checkpoint = beside_output(p.output, ".ckpt.h5");
   return p;
 }
 

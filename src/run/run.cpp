@@ -10,8 +10,10 @@
 
 #include "tokdyn/core/blas.hpp"
 #include "tokdyn/core/error.hpp"
+#include "tokdyn/core/console_log.hpp"
 #include "tokdyn/core/error_exit.hpp"
 #include "tokdyn/core/fault.hpp"
+#include "tokdyn/core/phases.hpp"
 #include "tokdyn/core/progress.hpp"
 #include "tokdyn/core/signals.hpp"
 #include "tokdyn/run/keys.hpp"
@@ -130,7 +132,9 @@ Run::~Run() {
 
 void Run::resolve(const DeckSchema& schema, const RunRequest& request, const std::string& command) {
   force_ = request.force;
-  Deck given = Deck::parse(schema, request.deck_path, request.overrides);
+  Deck given = request.deck_text.empty()
+                   ? Deck::parse(schema, request.deck_path, request.overrides)
+                   : Deck::from_text(schema, request.deck_text, request.deck_origin).with_overrides(request.overrides);
   paths_ = run_paths(given, output_key_);
   if (request.status) {
     comm_.print(status_line(schema, given, command));
@@ -300,10 +304,16 @@ int Run::execute(RunState& state, RunInfo info) {
   state_bytes_ = state.state_bytes();
   info.command = command_;
   info.deck_text = deck.resolved_text();
+  info.deck = &deck;
   info.run_id = run_id_;
   const std::int64_t every = deck.get_int("run.checkpoint_every"), stop_at = deck.get_int("run.stop_at");
   checkpoint_seconds_ = deck.get_real("run.checkpoint_interval");
 
+  if (comm_.root())
+    open_console_log(log_path(paths_.output),
+                     "== tokdyn " + command_ + " " + now_text() + (checkpoint_ ? " (continued)" : "") + " ==");
+  push_run_stage(command_);
+  reset_phase_totals();
   std::optional<RunFile> file;
   std::int64_t step = 0, saved = -1;  // saved: the step of the checkpoint on disk
   const Progress::Clock::time_point started = Progress::Clock::now();  // begin() may already compute step 1's forces
@@ -358,6 +368,7 @@ int Run::execute(RunState& state, RunInfo info) {
       file->set_status("checkpointed");
       file->close();
       lock_.release();
+      pop_run_stage();
       comm_.print("checkpointed at " + unit_ + " " + std::to_string(step) + "/" + std::to_string(steps_) + " to '" +
                   paths_.checkpoint + "'" + (flags[2] ? std::string(" (signal) after ") + signal_name(flags[2]) : "") +
                   "; continue with --resume");
@@ -394,10 +405,47 @@ int Run::execute(RunState& state, RunInfo info) {
                 static_cast<long long>(checkpoints_), checkpoints_ == 1 ? "" : "s", format_bytes(peak).c_str(),
                 estimate_ > 0 ? (", estimated " + format_bytes(estimate_)).c_str() : "");
   comm_.print(line);
+  print_summary(state, elapsed, done, peak);
+  pop_run_stage();
+  close_console_log();
   return 0;
 }
 
+void Run::print_summary(const RunState& state, double elapsed, double steps, double peak) const {
+  // LAMMPS's "loop time": where the time went, per phase, mean and max over ranks (exclusive times).
+  const PhaseTotals mine = phase_totals();
+  std::vector<double> sum(mine.seconds.begin(), mine.seconds.end()), max = sum;
+  TOKDYN_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, sum.data(), kPhases, MPI_DOUBLE, MPI_SUM, comm_.get()));
+  TOKDYN_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, max.data(), kPhases, MPI_DOUBLE, MPI_MAX, comm_.get()));
+  const double ranks = comm_.size();
+  char line[256];
+  const double rate = elapsed > 0 ? steps / elapsed : 0, work = state.work_per_step() * steps;
+  std::snprintf(line, sizeof line, "loop time %s on %d rank%s for %.0f %ss: %.3g %ss/s, %.3g %s/s", format_seconds(elapsed).c_str(),
+                comm_.size(), comm_.size() == 1 ? "" : "s", steps, unit_.c_str(), rate, unit_.c_str(),
+                elapsed > 0 ? work / elapsed : 0.0, state.work_unit().c_str());
+  comm_.print(line);
+  comm_.print("  phase         mean s     max s   %time      calls");
+  double accounted = 0;
+  for (int p = 0; p < kPhases; ++p) {
+    if (mine.calls[p] == 0 && max[p] == 0) continue;
+    const double mean = sum[p] / ranks;
+    accounted += mean;
+    std::snprintf(line, sizeof line, "  %-12s %7.3f  %8.3f  %6.1f  %9lld", phase_name(static_cast<Phase>(p)), mean, max[p],
+                  elapsed > 0 ? 100 * mean / elapsed : 0.0, static_cast<long long>(mine.calls[p]));
+    comm_.print(line);
+  }
+  const double other = std::max(0.0, elapsed - accounted);
+  std::snprintf(line, sizeof line, "  %-12s %7.3f  %8s  %6.1f", "other", other, "", elapsed > 0 ? 100 * other / elapsed : 0.0);
+  comm_.print(line);
+  std::snprintf(line, sizeof line, "peak memory %s per rank (max over ranks)%s", format_bytes(peak).c_str(),
+                estimate_ > 0 ? (", estimated " + format_bytes(estimate_)).c_str() : "");
+  comm_.print(line);
+  for (const std::string& s : state.summary()) comm_.print(s);
+  comm_.print("log: '" + log_path(paths_.output) + "'");
+}
+
 void Run::checkpoint(RunState& state, RunFile& file, std::int64_t step) {
+  PhaseScope timed(Phase::checkpoint);
   file.flush();  // the run file on disk is whole before its bytes go into the checkpoint
   // Room for the new checkpoint next to the old one (which stays until the new one is complete).
   const double part = size_on_root(comm_, paths_.partial);

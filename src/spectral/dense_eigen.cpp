@@ -6,6 +6,7 @@
 #include <string>
 
 #include "tokdyn/core/error.hpp"
+#include "tokdyn/core/phases.hpp"
 
 extern "C" {
 void dgeev_(const char* jobvl, const char* jobvr, const int* n, double* a, const int* lda, double* wr, double* wi,
@@ -26,6 +27,7 @@ struct Item {
 }  // namespace
 
 DenseEigen dense_eigen(int n, const double* a, bool left) {
+  PhaseScope timed(Phase::eigensolve);
   DenseEigen e;
   e.n = n;
   if (n == 0) return e;

@@ -10,6 +10,7 @@
 
 #include "tokdyn/core/deck.hpp"
 #include "tokdyn/core/error.hpp"
+#include "tokdyn/core/phases.hpp"
 #include "tokdyn/core/petsc_owned.hpp"
 #include "tokdyn/core/random.hpp"
 #include "tokdyn/spectral/dense_eigen.hpp"
@@ -227,7 +228,10 @@ EigenResult solve_right(MPI_Comm comm, Mat a, const Partition& rows, const Eigen
   Monitor monitor{rank, s.progress_interval, MPI_Wtime(), MPI_Wtime()};
   if (s.progress_interval > 0) TOKDYN_PETSC_CHECK(EPSMonitorSet(eps, monitor_progress, &monitor, nullptr));
   TOKDYN_PETSC_CHECK(EPSSetFromOptions(eps));
-  TOKDYN_PETSC_CHECK(EPSSolve(eps));
+  {
+    PhaseScope timed(Phase::eigensolve);
+    TOKDYN_PETSC_CHECK(EPSSolve(eps));
+  }
 
   EigenResult r;
   PetscInt nev = 0, nconv = 0, its = 0;

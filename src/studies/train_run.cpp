@@ -14,6 +14,7 @@
 #include <limits>
 
 #include "tokdyn/core/error.hpp"
+#include "tokdyn/core/phases.hpp"
 #include "tokdyn/io/hdf5.hpp"
 #include "tokdyn/train/charges.hpp"
 #include "tokdyn/train/key_alignment.hpp"
@@ -81,11 +82,18 @@ class TrainRun : public RunState {
     const double start = MPI_Wtime();
     for (std::int64_t i = 0; i < p_.eval_every; ++i) {
       const std::int64_t s = k * p_.eval_every + i;
-      const double loss = batch_loss(model_, theta_.data(), split_.train, train_offsets(s), p_.model.context,
-                                     training_biases(s), grad_.data(), comm_.get());
+      double loss = 0;
+      {
+        PhaseScope timed(Phase::gradient);
+        loss = batch_loss(model_, theta_.data(), split_.train, train_offsets(s), p_.model.context, training_biases(s),
+                          grad_.data(), comm_.get());
+      }
       double g2 = 0;
       for (T v : grad_) g2 += static_cast<double>(v) * static_cast<double>(v);
-      optimizer_->step(loss, grad_.data(), theta_.data());
+      {
+        PhaseScope timed(Phase::optimizer);
+        optimizer_->step(loss, grad_.data(), theta_.data());
+      }
       step_loss_[i] = loss;
       step_grad_[i] = std::sqrt(g2);
       train_ema_ = p_.ema * loss + (1 - p_.ema) * train_ema_;

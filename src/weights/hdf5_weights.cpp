@@ -10,6 +10,7 @@
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/core/partition.hpp"
 #include "tokdyn/io/checkpoint.hpp"
+#include "tokdyn/io/dataset_descriptions.hpp"
 #include "tokdyn/io/hdf5.hpp"
 
 namespace tokdyn {
@@ -260,6 +261,7 @@ void write_hdf5_weights(const std::string& path, const WeightSource& source, MPI
                        static_cast<hsize_t>(n));
       }
     }
+    describe_datasets(file);  // weights/query, ... each with its description, units and axes
   } catch (const InputError&) {
     // Every rank is here (the reads agree collectively) and the file is closed: leave no partial output to be
     // mistaken for an interrupted conversion. Best effort: the input error is what gets reported.

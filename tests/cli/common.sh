@@ -30,6 +30,29 @@ expect_error() {
   echo "ok: $* -> $(grep 'tokdyn: error' err.txt)"
 }
 
+# deck_command DECK: the command a shipped deck names in its "# command: NAME" line (default transformer).
+deck_command() {
+  local c
+  c=$(sed -n 's/^# command: *\([a-z]*\).*/\1/p' "$1" | head -n 1)
+  echo "${c:-transformer}"
+}
+
+# deck_test_size COMMAND: sets the array `extra` to the overrides that run a shipped deck of COMMAND at test
+# size (the long studies reduced).
+deck_test_size() {
+  extra=()
+  case "$1" in
+    converge) extra=(--converge.levels=2 --converge.replicas=2 --model.N=16 --meanfield.points=1024) ;;
+    lyapunov) extra=(--lyapunov.replicas=100) ;;
+    synchronize) extra=(--synchronize.replicas=2 --model.N=16 --mlp.width=64 --model.L=100 --run.progress_interval=1000) ;;
+    transformer | sde) extra=(--run.progress_interval=1000) ;;
+    meanfield) extra=(--model.L=4 --model.T=0.2) ;;
+    spectrum) extra=(--synthetic.d=256 --run.progress_interval=0) ;;
+    markov) extra=(--flow.time=5 --flow.records=5) ;;
+    train) extra=(--train.steps=20 --train.eval_every=10 --train.alignment_null=20 --run.progress_interval=1000) ;;
+  esac
+}
+
 # No file in the scratch directory may claim status complete.
 no_complete_file() {
   local f

@@ -4,9 +4,25 @@
 # train sweep over seeds, optimizers and symmetry settings with its summary (jobscripts/train-sweep.sh).
 # The tokens array (propagation of chaos, two ranks a task) joins them once the binary has the tokens
 # study (`tokdyn converge --help` lists converge.N0) and the deck input/converge-tokens.ini exists.
+# Every fit and summary job runs postprocess/ with the interpreter TOKDYN_PYTHON names (a wrapper that
+# leaves a mark); sbatch options before a `--` reach the jobs of sweep.sh (job name and comment, seen in
+# squeue and in `sacct -c`), markov-sweep.sh (job name and time limit, in `sacct -c`) and grid-sweep.sh
+# (held, then cancelled: its 90 tasks would take minutes).
 source "$(dirname "$0")/common.sh"
-export TOKDYN TOKDYN_SRC="$SRC" PYTHON  # PYTHON: the fit jobs' interpreter
+unset TOKDYN_LAUNCH TOKDYN_SETUP
+cat > python-wrapper <<SH
+#!/bin/sh
+# TOKDYN_PYTHON of the test: leaves the script it was given, then runs the real interpreter.
+echo "\$1" >> "$scratch/python-used"
+exec "$PYTHON" "\$@"
+SH
+chmod +x python-wrapper
+export TOKDYN TOKDYN_SRC="$SRC" TOKDYN_PYTHON="$scratch/python-wrapper"
 bash "$SRC/jobscripts/local-slurm.sh" start
+# A failed check leaves no job behind to hold the node (finished jobs ignore scancel).
+jobs=() grid_ids=()
+tag=$$-$(date +%s)  # job names of this run: the completion log keeps every earlier run's
+trap 'scancel ${jobs[@]+"${jobs[@]}"} ${grid_ids[@]+"${grid_ids[@]}"} 2>/dev/null || true' EXIT
 
 # wait_for JOBID...: until none of the jobs is known to Slurm any more (bounded).
 wait_for() {
@@ -29,11 +45,19 @@ wait_for() {
 }
 
 tiny=(--model.N=8 --noise.features=64 --converge.L0=4 --converge.m0=8 --model.L=8 --converge.reference_factor=8)
-read -r _ depth_sweep _ depth_fit < <(bash "$SRC/jobscripts/sweep.sh" depth "$SRC/input/converge-depth.ini" depth 2 2 "${tiny[@]}")
+# The depth sweep's sbatch options (before --) name its jobs and comment them.
+name=tokdyn-depth-$tag
+read -r _ depth_sweep _ depth_fit < <(bash "$SRC/jobscripts/sweep.sh" depth "$SRC/input/converge-depth.ini" depth 2 2 \
+  --job-name="$name" --comment="sweep-$tag" -- "${tiny[@]}")
+jobs+=("$depth_sweep" "$depth_fit")
+for id in "$depth_sweep" "$depth_fit"; do
+  seen=$(squeue -h -j "$id" -o '%j %k' | sort -u)
+  [ "$seen" = "$name sweep-$tag" ] || fail "sweep.sh: job $id has name and comment '$seen', not '$name sweep-$tag'"
+done
 read -r _ width_sweep _ width_fit < <(bash "$SRC/jobscripts/sweep.sh" width "$SRC/input/converge-width.ini" width 2 2 "${tiny[@]}")
 echo "depth: sweep $depth_sweep fit $depth_fit; width: sweep $width_sweep fit $width_fit"
 studies=(depth width)
-jobs=("$depth_sweep" "$depth_fit" "$width_sweep" "$width_fit")
+jobs+=("$width_sweep" "$width_fit")
 # tokens: N = 16, 32 on S^1 against a 256-point quadrature, 4 layers; sweep.sh passes the levels and
 # replicas (2 x 2) and sweep-tokens.sbatch the study.
 tiny_tokens=(--converge.N0=16 --model.d=2 --model.L=4 --model.T=0.2 --meanfield.solver=quadrature
@@ -52,9 +76,10 @@ else
   jobs+=("$tokens_sweep" "$tokens_fit")
 fi
 # tokdyn markov: an eps sweep (3 values) and a delta sweep (3 values) of the stage-IV family at s = 8, each
-# an array with its dependent fit (jobscripts/markov-sweep.sh; the sbatch option before -- reaches sbatch).
+# an array with its dependent fit (jobscripts/markov-sweep.sh; the sbatch options before -- reach sbatch).
 tiny_markov=(--markov.s=8 --flow.time=800 --flow.records=400)
-read -r _ eps_sweep _ eps_fit < <(bash "$SRC/jobscripts/markov-sweep.sh" eps "$SRC/input/markov-sweep.ini" markov-eps   1e-3,1e-4,1e-5 --time=00:20:00 -- "${tiny_markov[@]}")
+read -r _ eps_sweep _ eps_fit < <(bash "$SRC/jobscripts/markov-sweep.sh" eps "$SRC/input/markov-sweep.ini" markov-eps \
+  1e-3,1e-4,1e-5 --time=00:20:00 --job-name="tokdyn-eps-$tag" -- "${tiny_markov[@]}")
 read -r _ delta_sweep _ delta_fit < <(bash "$SRC/jobscripts/markov-sweep.sh" delta "$SRC/input/markov-sweep.ini"   markov-delta 0,0.025,0.05 "${tiny_markov[@]}")
 echo "markov: eps sweep $eps_sweep fit $eps_fit; delta sweep $delta_sweep fit $delta_fit"
 jobs+=("$eps_sweep" "$eps_fit" "$delta_sweep" "$delta_fit")
@@ -65,7 +90,33 @@ read -r _ train_sweep _ train_summary < <(bash "$SRC/jobscripts/train-sweep.sh" 
   ecd,adamw symmetric,bq --time=00:20:00 -- "${tiny_train[@]}")
 echo "train: sweep $train_sweep summary $train_summary"
 jobs+=("$train_sweep" "$train_summary")
+# grid-sweep.sh: one array a grid deck with the sbatch options (held, so nothing runs) and the overrides.
+mapfile -t grid < <(bash "$SRC/jobscripts/grid-sweep.sh" grid --hold --job-name="tokdyn-grid-$tag" -- --model.L=3)
+grid_ids=(${grid[@]+"${grid[@]##* }"})
+[ "${#grid_ids[@]}" = "$(ls "$SRC"/input/grid-*.ini | wc -l)" ] || fail "grid-sweep.sh submitted: ${grid[*]}"
+for id in "${grid_ids[@]}"; do
+  job=$(scontrol show job "$id")
+  grep -qw "JobName=tokdyn-grid-$tag" <<<"$job" && grep -q "Reason=JobHeldUser" <<<"$job" \
+    && grep -q "Command=$SRC/jobscripts/grid.sbatch .*/grid-.*\.ini .*/grid --model.L=3$" <<<"$job" \
+    || fail "grid-sweep.sh: job $id lacks the sbatch options or the overrides: $job"
+done
+scancel "${grid_ids[@]}"
+echo "grid-sweep.sh: ${#grid_ids[@]} held arrays with the job name and the overrides (cancelled)"
 wait_for "${jobs[@]}"
+# Every fit and summary ran under TOKDYN_PYTHON.
+for script in convergence.py focus_dilution.py training.py; do
+  grep -qx "$SRC/postprocess/$script" python-used 2>/dev/null || fail "no $script under TOKDYN_PYTHON: $(cat python-used 2>/dev/null)"
+done
+# The completion log (sacct -c; it filters by -j but not by name or time, and warns about the array fields
+# of its own log, hence 2>/dev/null): the depth sweep's 4 tasks and its fit under the name passed to
+# sbatch, COMPLETED, with their elapsed times; the eps sweep's 3 tasks and fit with its --time=00:20:00
+# (sacct -c prints minutes).
+timings=$(sacct -c -n -P --format=JobID,JobName,Timelimit,Elapsed,State 2>/dev/null)
+depth_done=$(grep -c "^[0-9]*|$name|[0-9]*|[0-9:-]*|COMPLETED$" <<<"$timings" || true)
+[ "$depth_done" = 5 ] || fail "sacct -c: $depth_done COMPLETED jobs named $name, expected 5: $(grep "|$name|" <<<"$timings")"
+grep "|$name|" <<<"$timings"
+eps_done=$(grep -c "^[0-9]*|tokdyn-eps-$tag|20|[0-9:-]*|COMPLETED$" <<<"$timings" || true)
+[ "$eps_done" = 4 ] || fail "sacct -c: $eps_done COMPLETED eps jobs with time limit 20, expected 4: $(grep "|tokdyn-eps-$tag|" <<<"$timings")"
 for f in train/train-{ecd,adamw}-{symmetric,bq}-s{1,2}.h5; do
   [ "$(status_of "$f")" = complete ] || fail "$f not complete"
 done

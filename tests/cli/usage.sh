@@ -32,8 +32,8 @@ expect_error 2 "is for tokdyn converge .* not tokdyn sde" sde "$SRC/input/conver
 run 1 decks > decks.txt || fail "tokdyn decks: $(cat decks.txt)"
 for deck in "$SRC"/input/*.ini; do
   name=$(basename "$deck")
-  want=$(sed -n 's/^# command: *\([a-z]*\).*/\1/p' "$deck" | head -n 1)
-  grep -qE "^  $name +${want:-transformer} " decks.txt || fail "tokdyn decks: no line '$name ${want:-transformer}': $(cat decks.txt)"
+  want=$(deck_command "$deck")
+  grep -qE "^  $name +$want " decks.txt || fail "tokdyn decks: no line '$name $want': $(cat decks.txt)"
 done
 [ "$(grep -c '\.ini ' decks.txt)" = "$(ls "$SRC"/input/*.ini | wc -l)" ] || fail "tokdyn decks lists another count: $(cat decks.txt)"
 TOKDYN_DECKS=/nonexistent expect_error 1 "deck directory '/nonexistent' cannot be listed" decks

@@ -621,3 +621,42 @@ def test_real_converge_dir(tmp_path):
     with open(tmp_path / "real.csv", newline="") as f:
         assert len(list(csv.DictReader(f))) == len(summary["levels"])
     check_png(tmp_path / "real.png")
+
+
+def test_figure_metrics_apart_and_intervals_on_the_log_axis():
+    """Every metric visible (its own marker and line style, the others drawn over the chosen one, none faded)
+    even where two coincide; an interval reaching below zero is drawn down to mean / 20, never off the log
+    axis, and marked; the title names the shared parameters."""
+    import matplotlib.pyplot as plt
+
+    module = load_module()
+    levels = np.array([4.0, 8.0, 16.0])
+    grid = np.array([1e-2, 5e-3, 2.5e-3])
+    means = {"mse_grid": grid, "mse_sup": grid * 1.01, "mse_final": grid / 3}
+    se = {"mse_grid": np.array([1e-3, 1e-3, 2e-3]), "mse_sup": grid / 100, "mse_final": grid / 100}
+    stats = {m: {"mean": means[m], "se": se[m], "ci_low": means[m] - 1.96 * se[m], "ci_high": means[m] + 1.96 * se[m]}
+             for m in METRICS}
+    assert stats["mse_grid"]["ci_low"][2] < 0
+    fits = {m: {"slope": -1.0, "ci_low": -1.1, "ci_high": -0.9} for m in METRICS}
+    fig = module.make_figure("depth", "mse_grid", levels, stats, fits, module.reference_slopes("depth", {}), {},
+                             {"converge.study": "depth", "model.N": 8}, 2)
+    ax = fig.axes[0]
+    bars = {c.get_label().split(" ")[0]: c for c in ax.containers}
+    assert sorted(bars) == sorted(METRICS)
+    data = {m: bars[m].lines[0] for m in METRICS}
+    assert len({data[m].get_marker() for m in METRICS}) == 3
+    assert len({str(data[m].get_linestyle()) for m in METRICS}) == 3
+    assert all(data[m].get_alpha() in (None, 1.0) for m in METRICS)
+    assert data["mse_sup"].get_zorder() > data["mse_grid"].get_zorder()
+    for m in METRICS:
+        for segment in bars[m].lines[2][0].get_segments():
+            j = int(np.argmin(abs(levels - segment[0, 0])))
+            assert segment[:, 1].min() >= means[m][j] / 20 * (1 - 1e-12) > 0
+    clipped = [ln for ln in ax.lines if ln.get_marker() == "v"]
+    assert len(clipped) == 1 and np.allclose(clipped[0].get_xdata(), [16.0])
+    assert np.allclose(clipped[0].get_ydata(), [grid[2] / 20])
+    fig.canvas.draw()
+    assert ax.get_ylim()[0] > 0
+    title = fig._suptitle.get_text()
+    assert title.startswith("tokdyn converge: depth study, 2 files") and "N = 8" in title
+    plt.close(fig)

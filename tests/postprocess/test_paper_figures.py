@@ -58,3 +58,32 @@ def test_empty_folder_fails_clearly(tmp_path, run_script):
         assert result.stderr.startswith("paper_figures.py: error:") and message in result.stderr
         assert len(result.stderr.strip().splitlines()) == 1
         assert not (tmp_path / "out").exists()
+
+
+def test_energy_axis_readable():
+    """The E_beta twin axes: labelled, tick labels of at least 8 pt; the title names the runs' shared parameters."""
+    import importlib.util
+
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    spec = importlib.util.spec_from_file_location("paper_figures", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+
+    def run(activation):
+        return {"status": "complete", "layer": np.arange(6.0), "energy": np.geomspace(1, 1e-4, 6),
+                "cosine_histogram": np.ones((6, 10)), "cosine_bin_edges": np.linspace(-1, 1, 11),
+                "parameters": {"model.N": 16, "model.d": 5, "mlp.activation": activation}}
+
+    fig = module.make_grid_figure("grid-d5-bias0", {("relu", "1"): run("relu"), ("tanh", "0"): run("tanh")})
+    fig.canvas.draw()
+    twins = [ax for ax in fig.axes if ax.get_yscale() == "log" and ax.get_ylabel() != "fraction of pairs"]
+    assert len(twins) == 2  # one per run drawn (the colour bar's log axis aside)
+    for ax in twins:
+        assert ax.get_ylabel() == r"$E_\beta$"
+        sizes = [label.get_fontsize() for label in ax.get_yticklabels() if label.get_text()]
+        assert sizes and min(sizes) >= 8
+    title = fig._suptitle.get_text()
+    assert title.startswith("tokdyn transformer: grid-d5-bias0") and "N = 16, d = 5" in title and "MLP" not in title
+    plt.close(fig)

@@ -5,6 +5,8 @@ TOKDYN_MEANFIELDDIR names).
 Run with:  /usr/bin/python3 -m pytest -q tests/postprocess
 """
 
+import importlib.util
+import math
 import shutil
 from pathlib import Path
 
@@ -53,3 +55,42 @@ def test_errors(tmp_path, run_script):
         result = run_script(path)
         assert result.returncode == 2
         assert result.stderr.count("\n") == 1 and message in result.stderr, result.stderr
+
+
+def write_grid_run(path):
+    """A small grid run on S^1 with the datasets plot_meanfield.py reads and a deck."""
+    theta = np.linspace(0, 2 * np.pi, 32, endpoint=False)
+    with h5py.File(path, "w") as h5:
+        h5.attrs["command"] = "meanfield"
+        h5.attrs["status"] = "complete"
+        h5.attrs["deck"] = "[model]\nd = 2\nT = 0.5\n\n[meanfield]\nsolver = grid\ncells = 32\npoints = 99\n"
+        d = h5.create_group("diagnostics")
+        for name in ("time", "mass", "energy", "order_parameter", "min_density"):
+            d[name] = np.linspace(0.1, 0.5, 5)
+        g = h5.create_group("meanfield")
+        g.attrs["solver"] = "grid"
+        g["snapshot_time"] = np.array([0.0, 0.5])
+        g["theta"] = theta
+        g["density"] = np.stack([(1 + 0.5 * np.cos(theta)) / (2 * np.pi)] * 2)
+    return path
+
+
+def test_angle_ticks_and_title(tmp_path):
+    """The angle axis runs over [0, 2 pi] with ticks at the multiples of pi/2 labelled in pi; the title names
+    the run's parameters (the grid's cells, not the quadrature's points)."""
+    spec = importlib.util.spec_from_file_location("plot_meanfield", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    fig = module.make_figure(module.read_run(str(write_grid_run(tmp_path / "grid.h5"))))
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    assert ax.get_xlim() == (0, 2 * math.pi)
+    ticks = [(x, label.get_text()) for x, label in zip(ax.get_xticks(), ax.get_xticklabels()) if 0 <= x <= 2 * math.pi]
+    assert np.allclose([x for x, _ in ticks], np.arange(5) * math.pi / 2)
+    assert [text for _, text in ticks] == ["0", r"$\pi/2$", r"$\pi$", r"$3\pi/2$", r"$2\pi$"]
+    title = fig._suptitle.get_text()
+    assert title.splitlines()[0] == "tokdyn meanfield: grid.h5"
+    assert "d = 2, T = 0.5" in title and "solver = grid, cells = 32" in title and "points" not in title
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)

@@ -246,3 +246,40 @@ def test_helpers():
     assert module.snapshot_indices(1, 4) == [0]
     assert module.default_output("dir/run.h5") == "dir/run.png"
     assert module.default_output("run.dat") == "run.dat.png"
+
+
+def load_plot_run():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("plot_run", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("command", ["sde", "transformer"])
+def test_steps_axis_and_title(tmp_path, command):
+    """An sde run's L counts time steps of [0, T]: its panels and snapshots are against the time t (here 0.1
+    per step), a transformer's against the layer. The title names the deck's parameters."""
+    module = load_plot_run()
+    runfile = write_run(tmp_path / "run.h5", layers=10, snapshots=3)
+    with h5py.File(runfile, "a") as h5:
+        h5.attrs["command"] = command
+        h5.attrs["deck"] = "[model]\nN = 32\nd = 2\nL = 10\nT = 1\n\n[sde]\nscheme = heun\n"
+        time, layer = h5["diagnostics/time"][()], h5["diagnostics/layer"][()]
+        snapshot_time, snapshot_layer = h5["tokens/time"][()], h5["tokens/layer"][()]
+    fig = module.make_figure(module.read_run(str(runfile)), 3)
+    energy, cosines = fig.axes[0], fig.axes[2]  # fig.axes[1]: the order parameter's twin
+    sde = command == "sde"
+    assert [energy.get_xlabel(), cosines.get_xlabel()] == ["time t" if sde else "layer"] * 2
+    assert np.allclose(energy.lines[0].get_xdata(), time if sde else layer)
+    assert np.allclose(cosines.lines[0].get_xdata(), time if sde else layer)
+    titles = [ax.get_title() for ax in fig.axes if ax.get_title().startswith(("t = ", "layer "))]
+    assert titles == ([f"t = {t:.4g}" for t in snapshot_time] if sde else [f"layer {k}" for k in snapshot_layer])
+    title = fig._suptitle.get_text()
+    assert title.startswith(f"tokdyn {command}: run.h5")
+    assert ("N = 32, d = 2, steps = 10, T = 1" if sde else "N = 32, d = 2, L = 10, T = 1") in title
+    assert ("scheme = heun" in title) == sde
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)

@@ -109,3 +109,43 @@ def test_errors(tmp_path, run_script):
         assert result.returncode == 2
         assert result.stderr.startswith("spectrum.py: error:") and message in result.stderr
         assert len(result.stderr.strip().splitlines()) == 1
+
+
+def load_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("spectrum", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("residual", [0, 1])
+def test_gap_and_modulus_apart(tmp_path, residual):
+    """The gap and |lambda_1| (|1 + lambda_1| for I + F) on axes of their own, one above the other, each named
+    in its legend; the title names the run's parameters."""
+    module = load_module()
+    path = tmp_path / "s.h5"
+    write_run(path, [[1.2, 0.6, 0.3], [1.1 + 0.2j, 1.1 - 0.2j, 0.5]], converged=[3, 3], gap=[0.5, 0.55])
+    with h5py.File(path, "a") as h5:
+        h5["spectrum"].attrs["residual"] = residual
+        h5.attrs["deck"] = "[spectrum]\nnev = 3\nwhich = largest-magnitude\n"
+    r = module.read_run(str(path))
+    fig = module.make_figure(r, module.layer_summary(r))
+    fig.canvas.draw()
+    lead = r"$|1 + \lambda_1|$" if residual else r"$|\lambda_1|$"
+    gap = [ax for ax in fig.axes if "gap" in ax.get_ylabel()]
+    modulus = [ax for ax in fig.axes if ax.get_ylabel() == lead]
+    assert len(gap) == 1 and len(modulus) == 1
+    gap, modulus = gap[0], modulus[0]
+    assert gap.get_position().y0 > modulus.get_position().y1  # stacked, not drawn over each other
+    assert [t.get_text() for t in gap.get_legend().get_texts()] == ["gap $g_t$", "complex leading pair"]
+    assert [t.get_text() for t in modulus.get_legend().get_texts()] == [lead]
+    assert np.allclose(modulus.lines[0].get_ydata(), [1.2, abs(1.1 + 0.2j)])
+    # No two axes at the same place (twin axes were).
+    boxes = [tuple(np.round(ax.get_position().bounds, 6)) for ax in fig.axes]
+    assert len(set(boxes)) == len(boxes)
+    assert "nev = 3, which = largest-magnitude" in fig._suptitle.get_text()
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)

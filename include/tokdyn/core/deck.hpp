@@ -75,6 +75,7 @@ class Deck {
   std::vector<std::string> differences(const Deck& other) const;
   // Hash (64-bit FNV-1a, hex) of the keys that fix the results: equal decks up to run-control keys hash equal.
   std::string hash() const;
+  const DeckSchema& schema() const { return *schema_; }
   // The input files the deck names (key, path), empty values left out.
   std::vector<std::pair<std::string, std::string>> input_files() const;
 

@@ -43,6 +43,7 @@ class TokenRun : public RunState {
   void save(CheckpointWriter& out) const override;
   void restore(const CheckpointReader& in, RunFile& file) override;
   double work_per_step() const override { return dynamics_.work_per_step(); }
+  std::vector<std::string> summary() const override;
   std::string work_unit() const override { return dynamics_.work_unit(); }
   double state_bytes() const override { return 8.0 * static_cast<double>(partition_.n_global) * d_; }
 
@@ -58,6 +59,7 @@ class TokenRun : public RunState {
   PairStatisticsPass& statistics_;
   TokenCadence cadence_;
   double beta_;
+  std::string last_row_;  // the last diagnostics row, for the summary
   std::function<void(std::vector<double>&)> initial_;
   std::vector<double> x_;  // [n_local, d]
 };

@@ -80,6 +80,9 @@ std::string read_string_attribute(hid_t obj, const std::string& name);
 std::int64_t read_int_attribute(hid_t obj, const std::string& name);
 double read_double_attribute(hid_t obj, const std::string& name);
 
+// The paths of every dataset under obj (no leading '/'), in name order.
+std::vector<std::string> dataset_paths(hid_t obj);
+
 // Dimensions of a dataset.
 std::vector<hsize_t> dims(hid_t dataset);
 

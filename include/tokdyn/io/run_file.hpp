@@ -1,9 +1,11 @@
 // The run file of README.md ("Output: the run file"): one HDF5 file per run, written collectively.
 //   /                 attrs: tokdyn_version, git_revision, command, deck, seed, ranks, start_time,
-//                     end_time, run_id, status = running | checkpointed | complete | failed (and error)
+//                     end_time, run_id, status = running | checkpointed | complete | failed (and error),
+//                     petsc_options, and every deck key as a typed attribute ("model.N" = 64)
 //   /tokens/X         [snapshots, N, d];  /tokens/layer, /tokens/time [snapshots]
-//   /diagnostics/*    one series per observable, indexed like /diagnostics/layer
-//   /<study>/*        study-specific results (n = 0 in RunInfo: no /tokens, /diagnostics may stay empty)
+//   /diagnostics/*    one series per observable, indexed like /diagnostics/layer (created with its first row)
+//   /<study>/*        study-specific results (n = 0 in RunInfo: no /tokens)
+// Every dataset is described (io/dataset_descriptions.hpp) when the file is checkpointed or complete.
 #pragma once
 
 #include <mpi.h>
@@ -18,6 +20,8 @@
 
 namespace tokdyn {
 
+class Deck;
+
 struct RunInfo {
   std::string command;
   std::string deck_text;
@@ -25,6 +29,7 @@ struct RunInfo {
   std::int64_t n = 0;  // tokens of the /tokens snapshots (0: none)
   int d = 0;
   std::string run_id;
+  const Deck* deck = nullptr;  // its keys become typed root attributes
 };
 
 // One row of diagnostics: scalars and integer histograms, by name (created on first use).
@@ -55,7 +60,8 @@ class RunFile {
   // A series of a study group, created on first use or found again after a restart: its rows go on.
   hid_t study_series(const std::string& group, const std::string& name, hid_t type, const std::vector<hsize_t>& row_dims);
 
-  void set_status(const std::string& status);  // sets end_time too unless running
+  // Sets end_time too unless running; checkpointed and complete also describe every dataset.
+  void set_status(const std::string& status);
   void set_attribute(const std::string& name, const std::string& value);
   void flush();
   void close();
@@ -66,6 +72,8 @@ class RunFile {
  private:
   RunFile(MPI_Comm comm) : comm_(comm) {}
   hid_t series(const std::string& name, hid_t type, const std::vector<hsize_t>& row_dims);
+  hid_t diagnostics_group();  // created on first use: a study without diagnostics has no empty group
+  void describe();            // io/dataset_descriptions.hpp; names what the table lacks
 
   MPI_Comm comm_;
   int rank_ = 0;
@@ -76,6 +84,12 @@ class RunFile {
   h5::Handle snap_x_, snap_layer_, snap_time_;
   hsize_t diagnostics_rows_ = 0, snapshot_rows_ = 0;
 };
+
+// The PETSc/SLEPc options database as text ("-eps_nev 4 -log_view"): what the run's PETSc objects read.
+std::string petsc_options_text();
+// Every key of the deck as a root attribute of file, typed: integers int64, reals double, booleans int64
+// 0/1, text and choices strings.
+void write_parameters(hid_t file, const Deck& deck);
 
 // Local time as ISO-8601 text, taken on rank 0 and shared.
 std::string now_iso8601(MPI_Comm comm);

@@ -14,6 +14,11 @@ struct RunPaths {
 
 // From run.output (or the command's own output key) and run.checkpoint (default: OUTPUT with .h5 -> .ckpt.h5).
 RunPaths run_paths(const Deck& deck, const std::string& output_key = "run.output");
+// A file beside the output: OUTPUT with .h5 replaced by suffix (".log": x.h5 -> x.log), or suffix appended
+// to an output of another extension.
+std::string beside_output(const std::string& output, const std::string& suffix);
+// The run's log file, beside_output(output, ".log").
+std::string log_path(const std::string& output);
 
 // Absolute and lexically normal (the file need not exist).
 std::string absolute_path(const std::string& path);

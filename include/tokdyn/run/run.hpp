@@ -33,6 +33,9 @@ struct RunRequest {
   bool force = false;   // --force: replace an existing output, checkpoint or partial file (never a running run's)
   bool status = false;  // --status: say what the run's files are and what --resume would do
   bool dry_run = false;  // --dry-run: the resolved deck, the memory estimate and the planned run; nothing written
+  bool check = false;    // tokdyn rerun --check: compare the rerun with the file bit for bit
+  // A deck given as text (tokdyn rerun: the one stored in a run file) instead of deck_path; origin names it.
+  std::string deck_text, deck_origin;
 };
 
 class Run {
@@ -77,6 +80,8 @@ class Run {
   void checkpoint(RunState& state, RunFile& file, std::int64_t step);
   [[noreturn]] void fail(RunState& state, RunFile& file, const std::string& message);
   void finish_files();
+  // The run's summary: loop time, time per phase (core/phases.hpp), memory, the state's own lines.
+  void print_summary(const RunState& state, double elapsed, double steps, double peak) const;
 
   const Comm& comm_;
   std::string command_, output_key_;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tokdyn/io/checkpoint.hpp"
 #include "tokdyn/io/run_file.hpp"
@@ -43,6 +44,8 @@ class RunState {
   // Throughput of the progress line: work per step and its unit ("pairs").
   virtual double work_per_step() const { return 1; }
   virtual std::string work_unit() const { return unit() + "s"; }
+  // Lines for the run's closing summary: the key observables at the end ("E_beta 0.31 at layer 200").
+  virtual std::vector<std::string> summary() const { return {}; }
   // Bytes of state a checkpoint adds to the run file, over all ranks (for the free-space check).
   virtual double state_bytes() const { return 0; }
 };

@@ -1,0 +1,141 @@
+// tokdyn rerun FILE [--check]: a run file is its own reproducibility manifest. Its command, resolved deck
+// (seed included), PETSc options and rank count run again, into FILE with .h5 -> .rerun.h5 (or the
+// --run.output given), and with --check every dataset of the two files is compared byte for byte.
+#include <petscsys.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+#include "commands.hpp"
+#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/version.hpp"
+#include "tokdyn/io/hdf5.hpp"
+#include "tokdyn/run/paths.hpp"
+
+namespace tokdyn {
+namespace {
+
+struct Recorded {
+  std::string command, deck, version, revision, petsc_options, status;
+  std::int64_t ranks = 0;
+};
+
+Recorded read_recorded(const std::string& path) {
+  h5::Handle file = h5::open_input_file_here(path, "run file");
+  Recorded r;
+  for (const char* name : {"command", "deck", "tokdyn_version", "git_revision", "status", "ranks"})
+    if (!h5::has_attribute(file, name))
+      throw InputError("'" + path + "' is not a tokdyn run file (no root attribute '" + name + "')");
+  r.command = h5::read_string_attribute(file, "command");
+  r.deck = h5::read_string_attribute(file, "deck");
+  r.version = h5::read_string_attribute(file, "tokdyn_version");
+  r.revision = h5::read_string_attribute(file, "git_revision");
+  r.status = h5::read_string_attribute(file, "status");
+  r.ranks = h5::read_int_attribute(file, "ranks");
+  // Files written before the options were recorded ran without any.
+  if (h5::has_attribute(file, "petsc_options")) r.petsc_options = h5::read_string_attribute(file, "petsc_options");
+  return r;
+}
+
+// The stored bytes of a dataset, in its file type.
+std::vector<unsigned char> dataset_bytes(hid_t file, const std::string& path, std::string& type_text) {
+  h5::Handle set = h5::open_dataset(file, path);
+  h5::Handle type = h5::make_type_handle(TOKDYN_H5(H5Dget_type(set)));
+  if (TOKDYN_H5(H5Tis_variable_str(type)) > 0 || H5Tget_class(type) == H5T_VLEN)
+    throw SystemError("rerun --check: dataset '" + path + "' has variable-length elements");
+  hsize_t elements = 1;
+  for (hsize_t n : h5::dims(set)) elements *= n;
+  std::vector<unsigned char> bytes(elements * H5Tget_size(type));
+  type_text = std::to_string(H5Tget_class(type)) + ":" + std::to_string(H5Tget_size(type));
+  for (hsize_t n : h5::dims(set)) type_text += " " + std::to_string(n);
+  if (!bytes.empty()) TOKDYN_H5(H5Dread(set, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes.data()));
+  return bytes;
+}
+
+// "" when every dataset of a is in b with the same type, shape and bytes, and b has no other; else what differs.
+// Timings (datasets with the attribute `timing`, e.g. spectrum/seconds) are the one thing two runs do not
+// share: present in both, not compared (counted in `timings`).
+std::string compare_runs(const std::string& a_path, const std::string& b_path, std::size_t& compared,
+                         std::size_t& timings) {
+  h5::Handle a = h5::open_input_file_here(a_path, "run file"), b = h5::open_input_file_here(b_path, "run file");
+  const std::vector<std::string> in_a = h5::dataset_paths(a), in_b = h5::dataset_paths(b);
+  for (const std::string& p : in_b)
+    if (std::find(in_a.begin(), in_a.end(), p) == in_a.end()) return "dataset '" + p + "' is new in the rerun";
+  compared = timings = 0;
+  for (const std::string& p : in_a) {
+    if (std::find(in_b.begin(), in_b.end(), p) == in_b.end()) return "dataset '" + p + "' is missing from the rerun";
+    if (h5::has_attribute(h5::open_dataset(a, p), "timing")) {
+      ++timings;
+      continue;
+    }
+    std::string ta, tb;
+    const std::vector<unsigned char> x = dataset_bytes(a, p, ta), y = dataset_bytes(b, p, tb);
+    if (ta != tb) return "dataset '" + p + "' has another type or shape (" + ta + " against " + tb + ")";
+    std::size_t differ = 0, first = 0;
+    for (std::size_t k = x.size(); k-- > 0;)
+      if (x[k] != y[k]) ++differ, first = k;
+    if (differ > 0)
+      return "dataset '" + p + "' differs in " + std::to_string(differ) + " of " + std::to_string(x.size()) +
+             " bytes (first at byte " + std::to_string(first) + ")";
+    ++compared;
+  }
+  return "";
+}
+
+}  // namespace
+
+DeckSchema rerun_schema() { return DeckSchema(); }
+
+int run_rerun(const Comm& comm, const DeckSchema&, const RunRequest& request) {
+  const std::string& path = request.deck_path;
+  if (path.empty()) throw InputError("tokdyn rerun needs a run file: tokdyn rerun FILE.h5 [--check]");
+  const Recorded r = read_recorded(path);
+  if (r.version != version_string() || r.revision != git_revision())
+    throw InputError("'" + path + "' was written by tokdyn " + r.version + " (git " + r.revision + "), this is tokdyn " +
+                     version_string() + " (git " + git_revision() + "): another build may give other bits, so it is not rerun");
+  if (r.status != "complete") throw InputError("'" + path + "' holds a run that is not complete (status " + r.status + ")");
+  if (r.ranks != comm.size())
+    throw InputError("'" + path + "' was run on " + std::to_string(r.ranks) + " rank" + (r.ranks == 1 ? "" : "s") +
+                     ": rerun it on as many (mpiexec -n " + std::to_string(r.ranks) + " tokdyn rerun " + path + ")");
+  const Command* command = find_command(r.command);
+  if (!command || command->outputs != Outputs::run)
+    throw InputError("'" + path + "' holds a run of '" + r.command + "', which tokdyn rerun cannot repeat");
+
+  RunRequest again;
+  again.deck_text = r.deck;
+  again.deck_origin = "the deck stored in '" + path + "'";
+  again.force = request.force;
+  const DeckSchema schema = command->schema();
+  const std::string output_key = "run.output";
+  again.overrides.push_back("--" + output_key + "=" + beside_output(path, ".rerun.h5"));
+  // Its checkpoint beside the rerun's output, whatever the original's deck named.
+  if (schema.find("run.checkpoint")) again.overrides.push_back("--run.checkpoint=");
+  for (const std::string& o : request.overrides) again.overrides.push_back(o);  // the user's output, if given
+  // The options the run's PETSc objects read, back in the database (options given now were refused before).
+  if (!r.petsc_options.empty()) TOKDYN_PETSC_CHECK(PetscOptionsInsertString(nullptr, r.petsc_options.c_str()));
+  comm.print("rerun of '" + path + "': tokdyn " + r.command + " with its stored deck on " + std::to_string(comm.size()) +
+             " rank" + (comm.size() == 1 ? "" : "s") + (r.petsc_options.empty() ? "" : ", PETSc options " + r.petsc_options));
+  const int rc = command->run(comm, schema, again);
+  if (rc != 0 || !request.check) return rc;
+
+  const Deck deck = Deck::from_text(schema, r.deck, again.deck_origin).with_overrides(again.overrides);
+  const std::string output = deck.get_text(output_key);
+  // Rank 0 reads both files; every rank returns its verdict.
+  std::string verdict;
+  std::size_t compared = 0, timings = 0;
+  if (comm.root()) verdict = compare_runs(path, output, compared, timings);
+  int length = static_cast<int>(verdict.size());
+  TOKDYN_MPI_CHECK(MPI_Bcast(&length, 1, MPI_INT, 0, comm.get()));
+  verdict.resize(length);
+  TOKDYN_MPI_CHECK(MPI_Bcast(verdict.data(), length, MPI_CHAR, 0, comm.get()));
+  if (!verdict.empty()) {
+    if (comm.root()) std::fprintf(stderr, "tokdyn: error: rerun --check: '%s' and '%s' differ: %s\n", path.c_str(), output.c_str(), verdict.c_str());
+    return 1;
+  }
+  comm.print("rerun --check: '" + output + "' equals '" + path + "' bit for bit (" + std::to_string(compared) +
+             " datasets" + (timings ? ", " + std::to_string(timings) + " timings not compared" : std::string()) + ")");
+  return 0;
+}
+
+}  // namespace tokdyn

@@ -1,0 +1,35 @@
+# postprocess/report.py renders in a browser: run files of eight commands made by the real code at small size
+# (seconds each) and a file that is not one, the report of their directory, then headless Chromium's DOM and
+# screenshot of the page (tests/postprocess/check_report_page.py: every figure decoded, the sections, a
+# screenshot that is not blank). Skipped (exit 77) only where no chromium is installed:
+# jobscripts/install-deps-debian.sh installs it.
+source "$(dirname "$0")/common.sh"
+if ! command -v chromium > /dev/null; then
+  echo "SKIP: no chromium on PATH (Debian: apt-get install chromium; jobscripts/install-deps-debian.sh installs it)"
+  exit 77
+fi
+I="$SRC/input"
+mkdir runs
+# produce NAME COMMAND DECK [KEY=VALUE...]: runs/NAME.h5 at 2 ranks.
+produce() {
+  local name=$1; shift
+  run 2 "$@" --run.progress_interval=1000 --run.output="runs/$name.h5" > "$name.log" 2>&1 || fail "$name: $(cat "$name.log")"
+}
+produce transformer transformer "$I/default.ini" --model.N=32 --model.L=20
+produce sde sde "$I/sde.ini" --model.L=50
+produce lyapunov lyapunov "$I/lyapunov.ini" --lyapunov.replicas=200 --model.L=100
+produce meanfield meanfield "$I/meanfield-circle.ini" --model.L=4 --model.T=0.2 --meanfield.cells=64 \
+  --diagnostics.snapshot_every=2
+produce sync synchronize "$I/synchronization-bound.ini" --model.N=16 --model.L=100 --mlp.width=64 \
+  --synchronize.replicas=8
+produce converge converge "$I/converge-depth.ini" --converge.levels=3 --converge.replicas=6 --model.N=8 \
+  --noise.features=64
+produce spectrum spectrum "$I/spectrum.ini"
+produce power power "$I/power-dominant.ini"
+echo "not a run file" > runs/notes.h5
+"$PYTHON" "$SRC/postprocess/report.py" runs -o report.html > report.log 2>&1 || fail "report.py: $(cat report.log)"
+[ "$(cat report.log)" = report.html ] || fail "report.py printed: $(cat report.log)"
+# A section per run file (the converge file's study included), notes.h5 among the files not used.
+"$PYTHON" "$SRC/tests/postprocess/check_report_page.py" report.html --sections 8 --unused notes.h5 \
+  --screenshot screenshot.png || fail "the page as Chromium renders it"
+echo "ok: report.html ($(du -k report.html | cut -f1) kB) rendered by $(chromium --version 2>/dev/null)"

@@ -1,0 +1,105 @@
+// What a run records about itself: the dataset descriptions' table, the time per phase (exclusive, nested
+// scopes), the console log (lines before the file opens kept), the files beside the output.
+#include <gtest/gtest.h>
+#include <mpi.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "tokdyn/core/console_log.hpp"
+#include "tokdyn/core/phases.hpp"
+#include "tokdyn/io/dataset_descriptions.hpp"
+#include "tokdyn/run/paths.hpp"
+
+namespace tokdyn {
+namespace {
+
+TEST(DatasetDescriptions, ExactPathsPatternsAndUnknown) {
+  const DatasetDescription* e = find_dataset_description("diagnostics/energy");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->path, "diagnostics/energy");
+  EXPECT_EQ(e->axes, "row");
+  // A numbered family through its pattern; a prefix alone is not a match.
+  const DatasetDescription* m = find_dataset_description("diagnostics/mean_2");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->path, "diagnostics/mean_*");
+  EXPECT_EQ(find_dataset_description("diagnostics/nonexistent"), nullptr);
+  EXPECT_EQ(find_dataset_description("diagnostics/energ"), nullptr);
+  EXPECT_EQ(find_dataset_description("tokens/X")->axes, "snapshot, token, coordinate");
+}
+
+TEST(DatasetDescriptions, EveryEntryComplete) {
+  // Each of a few paths every command writes has a description, units and axes that are not empty.
+  for (const char* path : {"diagnostics/layer", "diagnostics/time", "tokens/layer", "spectrum/eigenvalues_re",
+                           "power/rho", "markov/pi", "train/charges_qk", "converge/w2", "meanfield/density"}) {
+    const DatasetDescription* d = find_dataset_description(path);
+    ASSERT_NE(d, nullptr) << path;
+    EXPECT_FALSE(d->description.empty()) << path;
+    EXPECT_FALSE(d->units.empty()) << path;
+    EXPECT_FALSE(d->axes.empty()) << path;
+  }
+}
+
+void busy(double seconds) {
+  const double until = MPI_Wtime() + seconds;
+  while (MPI_Wtime() < until) {
+  }
+}
+
+TEST(Phases, NestedScopesAreExclusive) {
+  reset_phase_totals();
+  {
+    PhaseScope outer(Phase::diagnostics);
+    busy(0.02);
+    {
+      PhaseScope inner(Phase::output);
+      busy(0.03);
+    }
+    busy(0.01);
+  }
+  const PhaseTotals t = phase_totals();
+  const double diag = t.seconds[static_cast<int>(Phase::diagnostics)], out = t.seconds[static_cast<int>(Phase::output)];
+  // The outer phase has its own 0.03 s, not the inner 0.03: exclusive. Tolerance: clock reads and scheduling.
+  EXPECT_NEAR(diag, 0.03, 0.01);
+  EXPECT_NEAR(out, 0.03, 0.01);
+  EXPECT_EQ(t.calls[static_cast<int>(Phase::diagnostics)], 1);
+  EXPECT_EQ(t.calls[static_cast<int>(Phase::output)], 1);
+  EXPECT_EQ(t.calls[static_cast<int>(Phase::attention)], 0);
+  reset_phase_totals();
+  EXPECT_EQ(phase_totals().seconds[static_cast<int>(Phase::output)], 0.0);
+  EXPECT_STREQ(phase_name(Phase::eigensolve), "eigensolve");
+}
+
+TEST(ConsoleLog, HeldLinesThenFileThenAppend) {
+  char dir[] = "/tmp/tokdyn_log_XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string path = std::string(dir) + "/run.log";
+  log_console_line("before the log opened");
+  open_console_log(path, "== header ==");
+  log_console_line("after");
+  close_console_log();
+  open_console_log(path, "== second ==");  // a resumed run: appended
+  log_console_line("resumed");
+  close_console_log();
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), "== header ==\nbefore the log opened\nafter\n== second ==\nresumed\n");
+  std::remove(path.c_str());
+  rmdir(dir);
+}
+
+TEST(Paths, BesideTheOutput) {
+  EXPECT_EQ(log_path("run.h5"), "run.log");
+  EXPECT_EQ(log_path("dir/run.x.h5"), "dir/run.x.log");
+  EXPECT_EQ(log_path("run.hdf"), "run.hdf.log");
+  EXPECT_EQ(beside_output("a.h5", ".rerun.h5"), "a.rerun.h5");
+  EXPECT_EQ(beside_output(".h5", ".log"), ".h5.log");
+}
+
+}  // namespace
+}  // namespace tokdyn
