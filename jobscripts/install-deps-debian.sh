@@ -19,17 +19,28 @@ packages=(
   chromium
 )
 
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+
+# A munge socket without its munged (a machine image saved while munged ran, a daemon killed) makes every
+# mpiexec wait ~2 s while Open MPI's PMIx munge plugin retries it; nothing listens there, so it goes.
+clear_stale_munge_socket() {
+  [ -S /run/munge/munge.socket.2 ] || return 0
+  pgrep -x munged >/dev/null 2>&1 && return 0
+  $SUDO rm -f /run/munge/munge.socket.2 /run/munge/munge.socket.2.lock /run/munge/munged.pid
+  echo "install-deps-debian: removed a munge socket no munged serves"
+}
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps-debian: all ${#packages[@]} packages present"
+  clear_stale_munge_socket
   exit 0
 fi
 
-SUDO=""
-[ "$(id -u)" -eq 0 ] || SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
@@ -39,3 +50,4 @@ for alt in libblas.so.3-x86_64-linux-gnu liblapack.so.3-x86_64-linux-gnu; do
   [ -n "$cand" ] && $SUDO update-alternatives --set "$alt" "$cand" >/dev/null || true
 done
 echo "install-deps-debian: installed ${#missing[@]} packages"
+clear_stale_munge_socket

@@ -312,6 +312,9 @@ cmd_stop() {
   if running munged; then
     munged --stop >/dev/null 2>&1 || kill_daemon munged
   fi
+  # A socket left without its munged (killed, or a machine that kept /run) costs every later mpiexec ~2 s:
+  # Open MPI's PMIx munge plugin retries a socket that refuses connections before it gives up.
+  running munged || rm -f /run/munge/munged.pid /run/munge/munge.socket.2*
   log "stopped"
 }
 

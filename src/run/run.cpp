@@ -280,7 +280,22 @@ std::string Run::status_line(const DeckSchema& schema, const Deck& given, const 
   return "absent: no run file or checkpoint for '" + paths_.output + "'; --resume starts it";
 }
 
-void Run::print_dry_run(const MemoryEstimate& estimate, const std::string& banner) const {
+namespace {
+
+// When the run would checkpoint, from its deck (the step loop's rules in Run::execute).
+std::string checkpoint_plan(const Deck& deck) {
+  const std::int64_t every = deck.get_int("run.checkpoint_every"), stop_at = deck.get_int("run.stop_at");
+  const double interval = deck.get_real("run.checkpoint_interval");
+  std::string when;
+  if (every > 0) when += "every " + std::to_string(every) + " steps, ";
+  if (interval > 0) when += "every " + format_seconds(interval) + " of run time, ";
+  if (stop_at > 0) when += "at step " + std::to_string(stop_at) + " where it stops (run.stop_at), ";
+  return "(" + when + "on SIGTERM/SIGINT/SIGUSR1)";
+}
+
+}  // namespace
+
+void Run::print_dry_run(const MemoryEstimate& estimate, const std::string& banner, const std::string& plan) const {
   const double limit = memory_per_rank(comm_, deck_->has("run.max_memory") ? max_memory_from_deck(*deck_) : 0.0);
   const MemoryEstimate need = with_process(estimate);
   double worst = need.total();
@@ -288,8 +303,9 @@ void Run::print_dry_run(const MemoryEstimate& estimate, const std::string& banne
   comm_.print("dry run of tokdyn " + command_ + " (nothing is written)\n\n# resolved deck\n" + deck_->resolved_text() +
               "\n# memory per rank: about " + format_bytes(worst) + " of " + format_bytes(limit) + " available" +
               (worst > limit ? " (the run would be refused)" : "") + "; largest: " + need.largest() + "\n# run: " + banner +
-              " on " + std::to_string(comm_.size()) + (comm_.size() == 1 ? " rank" : " ranks") + "\n# writes '" +
-              paths_.output + "' (as '" + paths_.partial + "' until complete), checkpoints '" + paths_.checkpoint + "'");
+              " on " + std::to_string(comm_.size()) + (comm_.size() == 1 ? " rank" : " ranks") +
+              (plan.empty() ? "" : "\n# work: " + plan) + "\n# writes '" + paths_.output + "' (as '" + paths_.partial +
+              "' until complete), checkpoints '" + paths_.checkpoint + "' " + checkpoint_plan(*deck_));
 }
 
 void Run::require_memory(const MemoryEstimate& estimate) {

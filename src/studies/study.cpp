@@ -4,7 +4,7 @@ namespace tokdyn {
 
 int drive_study(Run& run, Study& study) {
   if (run.dry_run()) {
-    run.print_dry_run(study.memory(), study.banner());
+    run.print_dry_run(study.memory(), study.banner(), study.plan());
     return 0;
   }
   run.require_memory(study.memory());

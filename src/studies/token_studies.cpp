@@ -1,5 +1,6 @@
 #include "tokdyn/studies/token_studies.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "tokdyn/dynamics/transformer.hpp"
@@ -35,6 +36,39 @@ MemoryEstimate TokenStudy::token_memory() const {
   MemoryEstimate memory;
   tokdyn::token_memory(memory, attention_.on() ? &attention_ : nullptr, partition_, d_, tile_);
   return memory;
+}
+
+std::string TokenStudy::plan() const {
+  // Layers observed with cadence k: 0, k, 2k, ... and the last (TokenRun::observe).
+  const auto observed = [&](std::int64_t k) { return layers_ / k + 1 + (layers_ % k != 0 ? 1 : 0); };
+  const double n = static_cast<double>(n_), ranks = comm_.size();
+  char line[512];
+  std::string s = std::to_string(layers_) + " layers";
+  if (attention_.on()) {
+    if (attention_styles().traits(attention_.style).ring) {
+      std::snprintf(line, sizeof line, "; attention (%s): N^2 = %.3g pairs a layer, %.3g in all (%.3g per rank)",
+                    attention_.style.c_str(), n * n, n * n * layers_, n * n * layers_ / ranks);
+      s += line;
+    } else {
+      s += "; attention (" + attention_.style + "): O(N) a layer, no pairs";
+    }
+  } else {
+    s += "; attention off";
+  }
+  const std::int64_t diagnostic_layers = observed(cadence_.every);
+  std::snprintf(line, sizeof line, "; diagnostics on %lld layers, pair statistics %s",
+                static_cast<long long>(diagnostic_layers), pairs_mode_name(sampling_.mode));
+  s += line;
+  if (sampling_.mode != PairsMode::off) {
+    // exact: the unordered pairs i < j; sampled: those of a subset of about sample_tokens tokens.
+    const double m = sampling_.mode == PairsMode::exact ? n : std::min(n, static_cast<double>(sampling_.sample_tokens));
+    std::snprintf(line, sizeof line, " (%.3g pairs each)", m * (m - 1) / 2);
+    s += line;
+  }
+  const std::int64_t snapshots = cadence_.snapshot_every > 0 ? observed(cadence_.snapshot_every) : (layers_ > 0 ? 2 : 1);
+  std::snprintf(line, sizeof line, "; %lld token snapshots of %.3g MB", static_cast<long long>(snapshots),
+                n * d_ * sizeof(double) / 1e6);
+  return s + line;
 }
 
 RunState& TokenStudy::setup() {
@@ -79,6 +113,14 @@ std::string TransformerStudy::banner() const {
   std::snprintf(line, sizeof line, "tokdyn transformer: N = %lld, d = %d, L = %lld, T = %g", static_cast<long long>(n_),
                 d_, static_cast<long long>(layers_), horizon_);
   return line;
+}
+
+std::string TransformerStudy::plan() const {
+  if (!mlp_on_) return TokenStudy::plan();
+  char line[128];
+  std::snprintf(line, sizeof line, "; MLP (%s, m = %lld): %.3g token-neurons a layer", mlp_.activation.c_str(),
+                static_cast<long long>(mlp_.width), static_cast<double>(n_) * mlp_.width);
+  return TokenStudy::plan() + line;
 }
 
 DeckSchema SdeStudy::schema() {

@@ -48,7 +48,23 @@ for want in "^dry run of tokdyn transformer \(nothing is written\)" "^N = 5000$"
   "^# writes 'default.h5' \(as 'default.h5.part' until complete\)"; do
   grep -qE "$want" out.txt || fail "--dry-run output lacks /$want/: $(cat out.txt)"
 done
+grep -qxF "# work: 400 layers; attention (softmax): N^2 = 2.5e+07 pairs a layer, 1e+10 in all (5e+09 per rank); \
+diagnostics on 201 layers, pair statistics exact (1.25e+07 pairs each); 9 token snapshots of 0.16 MB; \
+MLP (relu, m = 512): 2.56e+06 token-neurons a layer" out.txt || fail "--dry-run's planned work: $(grep '^# work' out.txt)"
+grep -qE "^# writes .* checkpoints 'default.ckpt.h5' \(on SIGTERM/SIGINT/SIGUSR1\)$" out.txt ||
+  fail "--dry-run's checkpoints: $(grep '^# writes' out.txt)"
 [ "$(ls | grep -v '^out.txt$' | wc -l)" = 0 ] || fail "--dry-run wrote: $(ls)"
+# The planned diagnostic layers and snapshots are those the run then writes (cadences not dividing L).
+plan=(--model.N=40 --model.L=7 --diagnostics.every=3 --diagnostics.snapshot_every=2 --diagnostics.pairs=sampled
+      --diagnostics.sample_tokens=20 --run.checkpoint_every=4 --run.output=plan.h5)
+run 2 transformer "$SRC/input/default.ini" "${plan[@]}" --dry-run > plan.txt || fail "--dry-run: $(cat plan.txt)"
+grep -qE "^# work: 7 layers; attention off; diagnostics on 4 layers, pair statistics sampled \(190 pairs each\); \
+5 token snapshots of 0.00128 MB;" plan.txt || fail "--dry-run's planned work: $(grep '^# work' plan.txt)"
+grep -qE "checkpoints 'plan.ckpt.h5' \(every 4 steps, on SIGTERM/SIGINT/SIGUSR1\)$" plan.txt ||
+  fail "--dry-run's checkpoints: $(grep '^# writes' plan.txt)"
+run 2 transformer "$SRC/input/default.ini" "${plan[@]}" > run.txt || fail "the planned run: $(cat run.txt)"
+written=$("$PYTHON" -c "import h5py,sys; f=h5py.File(sys.argv[1],'r'); print(len(f['diagnostics/layer']), len(f['tokens/layer']))" plan.h5)
+[ "$written" = "4 5" ] || fail "the run wrote diagnostics, snapshots '$written', the dry run planned '4 5'"
 cd ..
 expect_error 2 "tokdyn bench keeps no run file or checkpoints: --dry-run does not apply" bench --dry-run
 

@@ -56,7 +56,7 @@ class Run {
   bool dry_run() const { return dry_run_; }
   // What --dry-run prints after the resolved deck: the memory estimate against the limit per rank, the run
   // (banner: its parameters) and its files. Collective.
-  void print_dry_run(const MemoryEstimate& estimate, const std::string& banner) const;
+  void print_dry_run(const MemoryEstimate& estimate, const std::string& banner, const std::string& plan) const;
   const Deck& deck() const { return *deck_; }
   const RunPaths& paths() const { return paths_; }
   const Comm& comm() const { return comm_; }

@@ -26,6 +26,9 @@ class Study {
   virtual RunState& setup() = 0;
   // The line printed before the run, "tokdyn NAME: parameters" (the driver adds ranks and output).
   virtual std::string banner() const = 0;
+  // The work the run plans (--dry-run): what a step costs and how many there are; empty where the banner
+  // says it all.
+  virtual std::string plan() const { return ""; }
   // Tokens of the /tokens snapshots (0: none) and the width d, for the run file.
   virtual std::int64_t snapshot_tokens() const { return 0; }
   virtual int width() const = 0;

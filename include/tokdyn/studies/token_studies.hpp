@@ -26,6 +26,7 @@ class TokenStudy : public Study {
   RunState& setup() override;
   std::int64_t snapshot_tokens() const override { return n_; }
   int width() const override { return d_; }
+  std::string plan() const override;
 
  protected:
   TokenStudy(const Comm& comm, const Deck& deck);
@@ -55,6 +56,7 @@ class TransformerStudy : public TokenStudy {
   TransformerStudy(const Comm& comm, const Deck& deck);
   MemoryEstimate memory() const override;
   std::string banner() const override;
+  std::string plan() const override;
 
  private:
   std::unique_ptr<Dynamics> dynamics() override;
