@@ -12,12 +12,10 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib-sweep.sh"
-[ $# -ge 1 ] || usage_error "usage: jobscripts/grid-sweep.sh OUTDIR [sbatch options --] [--section.key=value ...]"
+need_arguments 1 "usage: jobscripts/grid-sweep.sh OUTDIR [sbatch options --] [--section.key=value ...]" "$@"
 export TOKDYN_SRC=${TOKDYN_SRC:-$(dirname "$here")}
-mkdir -p "$1"
-outdir=$(realpath "$1")
-shift
-split_sbatch_options "$@"
+split_sbatch_options "${@:2}"  # refused arguments leave no OUTDIR behind
+sweep_outdir "$1"
 for deck in "$(dirname "$here")"/input/grid-*.ini; do
   id=$(sbatch --parsable ${sbatch_options[@]+"${sbatch_options[@]}"} --output="$outdir/grid-%A_%a.out" \
     "$here/grid.sbatch" "$deck" "$outdir" ${task_arguments[@]+"${task_arguments[@]}"})

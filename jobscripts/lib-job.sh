@@ -50,6 +50,33 @@ launch_ranks() {
   esac
 }
 
+# run_checkpointable NP ARGS...: tokdyn ARGS on NP ranks, stoppable by Slurm: the launcher runs in the
+# background, and SIGUSR1 (sbatch --signal=B:USR1@T) or SIGTERM to this shell reaches it as SIGUSR1, which
+# mpiexec and srun pass on to every rank (each checkpoints after its current step and exits 0). Sets
+# `status` to the run's --status line ("STATE: details"). Open MPI's mpiexec exits 1 whenever it was sent
+# SIGTERM itself (scancel and a time limit without --signal signal every process of the job), even after
+# every rank checkpointed and exited 0: a non-zero exit is an error only when the run is not checkpointed.
+run_checkpointable() {
+  local np=$1 rc
+  shift
+  launch_ranks "$np"
+  "${launch[@]}" "$@" --resume &
+  local launcher=$!
+  trap 'kill -USR1 "'"$launcher"'" 2>/dev/null || true' USR1 TERM
+  set +e
+  while :; do
+    wait "$launcher"
+    rc=$?
+    kill -0 "$launcher" 2>/dev/null || break  # wait was cut short by the trap: keep waiting
+  done
+  set -e
+  trap - USR1 TERM
+  launch_ranks 1
+  status=$("${launch[@]}" "$@" --status 2>/dev/null || true)
+  echo "tokdyn job ${SLURM_JOB_ID:-?}: launcher exit $rc, run status $status"
+  if [ "$rc" -ne 0 ] && [ "${status%%:*}" != checkpointed ]; then exit "$rc"; fi
+}
+
 # postprocess SCRIPT ARGS...: postprocess/SCRIPT under TOKDYN_PYTHON.
 postprocess() {
   command -v "$TOKDYN_PYTHON" >/dev/null || job_fail "no Python interpreter '$TOKDYN_PYTHON' (TOKDYN_PYTHON)"

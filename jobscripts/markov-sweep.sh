@@ -6,7 +6,8 @@
 #
 # eps: model.eps = V_i (onsets of the four stages against ln(1/eps), doc/science.md section 8.4);
 # delta: markov.delta = V_i (the stage-IV family; the deck or the overrides give markov.family_c).
-# Task i writes OUTDIR/<eps|delta>-i.h5; the fit writes OUTDIR/focus-dilution-<eps|delta>.{json,csv,png}.
+# At least two values, none empty or twice. Task i writes OUTDIR/<eps|delta>-i.h5; the fit writes
+# OUTDIR/focus-dilution-<eps|delta>.{json,csv,png}.
 # Options for sbatch itself (partition, account, time, job name) come before a `--` and reach the array and
 # the fit, e.g.
 #   jobscripts/markov-sweep.sh eps input/markov-sweep.ini runs/eps 1e-2,1e-3,1e-4,1e-5,1e-6 -p short -- --flow.time=400
@@ -15,13 +16,12 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib-sweep.sh"
-[ $# -ge 4 ] || usage_error "usage: jobscripts/markov-sweep.sh eps|delta DECK OUTDIR V1,V2,... [sbatch options --] [--section.key=value ...]"
+need_arguments 4 "usage: jobscripts/markov-sweep.sh eps|delta DECK OUTDIR V1,V2,... [sbatch options --] [--section.key=value ...]" "$@"
 kind=$1 values=$4
 case "$kind" in eps|delta) ;; *) usage_error "the swept parameter must be eps or delta, not '$kind'" ;; esac
-IFS=, read -r -a list <<< "$values"
-[ "${#list[@]}" -ge 2 ] || usage_error "give at least two values (a comma list), not '$values'"
+comma_list VALUES "$values"
+[ "${#items[@]}" -ge 2 ] || usage_error "give at least two values (a comma list), not '$values'"
+split_sbatch_options "${@:5}"  # refused arguments leave no OUTDIR behind
 sweep_paths "$2" "$3"
-shift 4
-split_sbatch_options "$@"
-submit_with_summary "${#list[@]}" "$outdir" "$kind" "$here/markov.sbatch" "$here/focus-dilution.sbatch" \
+submit_with_summary "${#items[@]}" "$outdir" "$kind" "$here/markov.sbatch" "$here/focus-dilution.sbatch" \
   "$outdir/focus-dilution-$kind" "$deck" "$outdir" "$kind" "$values" ${task_arguments[@]+"${task_arguments[@]}"}

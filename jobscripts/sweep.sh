@@ -15,13 +15,12 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib-sweep.sh"
-[ $# -ge 5 ] || usage_error "usage: jobscripts/sweep.sh depth|width|tokens DECK OUTDIR LEVELS REPLICAS [sbatch options --] [--section.key=value ...]"
+need_arguments 5 "usage: jobscripts/sweep.sh depth|width|tokens DECK OUTDIR LEVELS REPLICAS [sbatch options --] [--section.key=value ...]" "$@"
 study=$1 levels=$4 replicas=$5
 case "$study" in depth|width|tokens) ;; *) usage_error "study must be depth, width or tokens, not '$study'" ;; esac
 [[ "$levels" =~ ^[1-9][0-9]*$ && "$replicas" =~ ^[1-9][0-9]*$ ]] || usage_error "LEVELS and REPLICAS must be positive integers, not '$levels' '$replicas'"
+split_sbatch_options "${@:6}"  # refused arguments leave no OUTDIR behind
 sweep_paths "$2" "$3"
-shift 5
-split_sbatch_options "$@"
 submit_with_summary $((levels * replicas)) "$outdir" "$study" "$here/sweep-$study.sbatch" "$here/convergence.sbatch" \
   "$outdir/convergence-$study" "$deck" "$outdir" --converge.levels="$levels" --converge.replicas="$replicas" \
   ${task_arguments[@]+"${task_arguments[@]}"}

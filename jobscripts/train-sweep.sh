@@ -4,7 +4,8 @@
 #
 #   jobscripts/train-sweep.sh DECK OUTDIR SEEDS OPTIMIZERS SYMMETRIES [sbatch options --] [--section.key=value ...]
 #
-# SEEDS, OPTIMIZERS (ecd, ecdsep, sgdm, adamw) and SYMMETRIES (symmetric, bq, bqbv) are comma lists, e.g.
+# SEEDS, OPTIMIZERS (ecd, ecdsep, sgdm, adamw) and SYMMETRIES (symmetric, bq, bqbv) are comma lists (no empty
+# item, no value twice), e.g.
 #   jobscripts/train-sweep.sh input/train.ini runs/train 1,2,3 ecd,sgdm,adamw symmetric,bq,bqbv -p short --
 # Task files: OUTDIR/train-<optimizer>-<symmetry>-s<seed>.h5; the summary: OUTDIR/training.{json,csv} and
 # OUTDIR/training-{losses,charges,alignment}.png. Options for sbatch itself (partition, account, time, job
@@ -14,18 +15,21 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib-sweep.sh"
-[ $# -ge 5 ] || usage_error "usage: jobscripts/train-sweep.sh DECK OUTDIR SEEDS OPTIMIZERS SYMMETRIES [sbatch options --] [--section.key=value ...]"
+need_arguments 5 "usage: jobscripts/train-sweep.sh DECK OUTDIR SEEDS OPTIMIZERS SYMMETRIES [sbatch options --] [--section.key=value ...]" "$@"
 seeds=$3 optimizers=$4 symmetries=$5
-count() { local IFS=,; local -a a; read -r -a a <<< "$1"; echo "${#a[@]}"; }
-for y in ${symmetries//,/ }; do
-  case "$y" in symmetric|bq|bqbv) ;; *) usage_error "symmetry '$y' is not symmetric, bq or bqbv" ;; esac
-done
-for o in ${optimizers//,/ }; do
+comma_list SEEDS "$seeds"
+tasks=${#items[@]}
+comma_list OPTIMIZERS "$optimizers"
+for o in "${items[@]}"; do
   case "$o" in ecd|ecdsep|sgdm|adamw) ;; *) usage_error "optimizer '$o' is not ecd, ecdsep, sgdm or adamw" ;; esac
 done
-tasks=$(( $(count "$seeds") * $(count "$optimizers") * $(count "$symmetries") ))
+tasks=$((tasks * ${#items[@]}))
+comma_list SYMMETRIES "$symmetries"
+for y in "${items[@]}"; do
+  case "$y" in symmetric|bq|bqbv) ;; *) usage_error "symmetry '$y' is not symmetric, bq or bqbv" ;; esac
+done
+tasks=$((tasks * ${#items[@]}))
+split_sbatch_options "${@:6}"  # refused arguments leave no OUTDIR behind
 sweep_paths "$1" "$2"
-shift 5
-split_sbatch_options "$@"
 SUMMARY_LABEL=summary submit_with_summary "$tasks" "$outdir" train "$here/train.sbatch" "$here/training.sbatch" \
   "$outdir/training" "$deck" "$outdir" "$seeds" "$optimizers" "$symmetries" ${task_arguments[@]+"${task_arguments[@]}"}

@@ -77,7 +77,8 @@ Output (PREFIX defaults to ./convergence-<study>):
                  parameters the files share (their decks).
 A short table, the slopes and the paths written are printed on stdout.
 
-Errors (missing or unreadable file, wrong command, schema violation, mixed
+Errors (missing or unreadable file, wrong command, schema violation (text
+where a number belongs included), mixed
 studies or tokens attributes, conflicting duplicates, fewer than two levels,
 a --metric the study does not have) end with a one-line message
 "convergence.py: error: ..." on stderr and exit status 2.
@@ -98,7 +99,7 @@ require_modules("convergence.py")  # one line naming what is missing, before num
 
 import numpy as np  # noqa: E402
 from tokdyn_h5 import (ALLOW_PARTIAL, common_parameters, log_lower, mark_partial, open_run,  # noqa: E402
-                       partial_label, run_cli, run_parameters, title_for, to_scalar, to_str)
+                       partial_label, read_numbers, run_cli, run_parameters, title_for, to_scalar, to_str)
 
 import matplotlib  # noqa: E402
 
@@ -143,6 +144,7 @@ MARKERS = {"mse_grid": "o", "mse_sup": "s", "mse_final": "^", "w2_sup": "o", "w2
 LINESTYLES = {"mse_grid": "-", "mse_sup": "--", "mse_final": ":", "w2_sup": "-", "w2_final": ":",
               "mmd2_sup": "--", "energy_error_sup": "-.", "mean_error_sup": (0, (5, 1, 1, 1))}
 REFERENCE_STYLES = ("--", ":", "-.")
+TEXT_ATTRIBUTES = ("distance", "reference_solver")  # the other /converge attributes are numbers
 DUPLICATE_RTOL = 1e-12
 
 
@@ -229,8 +231,9 @@ def read_result(path, allow_partial=False):
         for name in spec["required"] + spec["optional"]:
             if name in group.attrs:
                 value = group.attrs[name]
-                text = getattr(value, "dtype", np.dtype(object)).kind in "OSU"
-                result["attributes"][name] = to_str(value) if text else to_scalar(value)
+                if name not in TEXT_ATTRIBUTES:
+                    read_numbers(group, path, [name], ConvergenceError)  # a number, not text
+                result["attributes"][name] = to_str(value) if name in TEXT_ATTRIBUTES else to_scalar(value)
             elif name in spec["required"]:
                 raise ConvergenceError(f"{path}: missing attribute /converge/{name} "
                                        f"(required by the {study} study)")

@@ -28,8 +28,9 @@ and prints the fits, each measurement next to its prediction. Every figure's tit
 parameters (a sweep's: those its runs share).
 
 Errors (missing file or directory, not HDF5, not a markov run, a run not complete without --allow-partial,
-a sweep whose runs differ in no or in several keys) end with one line "focus_dilution.py: error: ..." on
-stderr and exit status 2.
+an empty dataset or series of different lengths, text where a number belongs, a sweep whose runs differ in
+no or in several keys) end with one line "focus_dilution.py: error: ..." on stderr and exit status 2. A run
+that is not complete (checkpointed, failed) lacks the end-of-run results: its stages show as not reached.
 """
 
 import csv
@@ -46,8 +47,8 @@ from tokdyn_h5 import PLOTTING, require_modules  # noqa: E402
 require_modules("focus_dilution.py", PLOTTING + ("scipy",))
 
 import numpy as np  # noqa: E402
-from tokdyn_h5 import (ALLOW_PARTIAL, common_parameters, mark_partial, open_run, read_datasets,  # noqa: E402
-                       require_attributes, run_parameters, study_group, title_for, to_scalar, to_str)
+from tokdyn_h5 import (ALLOW_PARTIAL, check_shapes, common_parameters, mark_partial, open_run,  # noqa: E402
+                       read_datasets, read_numbers, run_parameters, study_group, title_for, to_str)
 
 import matplotlib  # noqa: E402
 
@@ -62,6 +63,11 @@ DIAGNOSTICS = ("time", "loss", "entropy", "cos_w0_pi", "cos_w1_pi", "cos_phi", "
                "norm_wq", "norm_wk")
 SERIES = ("mass", "sv_w0", "sv_w1", "sv_wq", "sv_wk", "w0_row_norms", "embedding", "pi")
 ATTRIBUTES = ("sigma_star", "sigma_1", "t_I_predicted") + STAGES
+# The shapes of the /markov series (tokdyn_h5.check_shapes): one row per record of /diagnostics, d tokens, m
+# embedding dimensions.
+SHAPES = {"mass": ("records", "d"), "sv_w0": ("records", "k"), "sv_w1": ("records", "k1"),
+          "sv_wq": ("records", "kq"), "sv_wk": ("records", "kk"), "w0_row_norms": ("records", "d"),
+          "embedding": ("records", "d", "m"), "pi": ("d",)}
 SWEPT_KEYS = {"model.eps": "eps", "markov.delta": "delta"}
 Z95 = 1.96
 
@@ -81,15 +87,19 @@ def read_run(path, allow_partial=False, series=True):
         out = {"path": path, "status": status, "deck": run_parameters(h5, path, ResultError)}
         out.update(read_datasets(h5["diagnostics"], path, DIAGNOSTICS, ResultError, np.float64))
         out.update(read_datasets(g, path, SERIES if series else ("sv_w0", "pi"), ResultError, np.float64))
-        require_attributes(g, path, ATTRIBUTES, ResultError)
-        for name in ATTRIBUTES:
-            out[name] = float(to_scalar(g.attrs[name]))
+        # A run that is not complete lacks the end-of-run results (the stage onsets): NaN, not reached.
+        out.update(read_numbers(g, path, ATTRIBUTES, ResultError, required=status == "complete"))
         out["criteria"] = to_str(g.attrs.get("stage_criteria", ""))
     # A partial file's series may hold rows past the last recorded time: keep the recorded ones.
     n = len(out["time"])
     for name in SERIES:
         if name in out and out[name].ndim > 1:
             out[name] = out[name][:n]
+    sizes = check_shapes(path, out, {name: ("records",) for name in DIAGNOSTICS}, ResultError, "/diagnostics/")
+    check_shapes(path, out, SHAPES, ResultError, "/markov/", sizes)
+    if out["sv_w0"].shape[1] < 2:
+        raise ResultError(f"{path}: dataset /markov/sv_w0 has shape {list(out['sv_w0'].shape)}: fewer than two "
+                          f"singular values")
     return out
 
 
@@ -123,8 +133,9 @@ def shade_stages(ax, r, label=False):
         stop = next((t for t in onsets[k + 1:] if np.isfinite(t)), end)
         ax.axvspan(start, stop, color=STAGE_COLOURS[k], zorder=0, label=STAGE_NAMES[stage] if label else None)
         ax.axvline(start, color="0.4", lw=0.6, zorder=1)
-    ax.axvline(r["t_I_predicted"], color="k", ls="--", lw=0.8, zorder=1,
-               label=rf"predicted $t_I$ = {r['t_I_predicted']:.3g}" if label else None)
+    if np.isfinite(r["t_I_predicted"]):  # a run cut short may lack it
+        ax.axvline(r["t_I_predicted"], color="k", ls="--", lw=0.8, zorder=1,
+                   label=rf"predicted $t_I$ = {r['t_I_predicted']:.3g}" if label else None)
 
 
 def save_figure(fig, out, status):

@@ -23,8 +23,9 @@ With --allow-partial the runs whose status is not complete are drawn too, each p
 "partial (status: X)", and a figure holding one is marked partial.
 The paths written are printed on stdout, one per line.
 
-Errors (RUNDIR missing or without any grid or Fig. 1 run file, an unreadable file) end with a
-one-line message "paper_figures.py: error: ..." on stderr and exit status 2.
+Errors (RUNDIR missing or without any grid or Fig. 1 run file, an unreadable file, a dataset that is empty (in
+a complete run), of another length than those drawn with it or holding text) end with a one-line message
+"paper_figures.py: error: ..." on stderr and exit status 2.
 """
 
 import os
@@ -37,8 +38,8 @@ from tokdyn_h5 import require_modules  # noqa: E402
 require_modules("paper_figures.py")  # one line naming what is missing, before numpy, h5py and matplotlib load
 
 import numpy as np  # noqa: E402
-from tokdyn_h5 import (ALLOW_PARTIAL, cli_main, common_parameters, mark_partial, open_run,  # noqa: E402
-                       partial_label, run_parameters, title_for)
+from tokdyn_h5 import (ALLOW_PARTIAL, check_shapes, cli_main, common_parameters, mark_partial,  # noqa: E402
+                       open_run, partial_label, plain_text, read_datasets, run_parameters, title_for)
 
 import matplotlib  # noqa: E402
 
@@ -53,6 +54,8 @@ FACTORS = ("1", "0", "-1")
 GRID_NAME = re.compile(r"^(grid-d(\d+)-bias(\w+?))-(" + "|".join(ACTIVATIONS) + r")-f(-?\d+)\.h5$")
 FIG1 = ("relu", "tanh")
 TICK_SIZE = 8  # points: the E_beta axes' tick labels (readable on a slide)
+SHAPES = {"layer": ("layers",), "energy": ("layers",), "cosine_histogram": ("layers", "bins"),
+          "cosine_bin_edges": ("bins+1",)}
 
 
 class FigureError(Exception):
@@ -66,12 +69,10 @@ def read_run(path):
     with h5:
         if "diagnostics" not in h5:
             raise FigureError(f"{path}: missing group /diagnostics")
-        g = h5["diagnostics"]
         run = {"status": status, "parameters": run_parameters(h5, path, FigureError)}
-        for name in ("layer", "energy", "cosine_histogram", "cosine_bin_edges"):
-            if name not in g:
-                raise FigureError(f"{path}: missing dataset /diagnostics/{name}")
-            run[name] = np.asarray(g[name][()], dtype=np.float64)
+        run.update(read_datasets(h5["diagnostics"], path, SHAPES, FigureError, np.float64))
+    # An unfinished run may hold no layer yet (its panel stays empty, see shown).
+    check_shapes(path, run, SHAPES, FigureError, "/diagnostics/", empty_ok=() if status == "complete" else ("layers",))
     return run
 
 
@@ -126,8 +127,8 @@ def cosine_image(ax, run, energy_ylim=None):
 
 
 def shown(run, allow_partial):
-    """Whether a run's data are drawn: complete, or any status with --allow-partial."""
-    return run is not None and (run["status"] == "complete" or allow_partial)
+    """Whether a run's data are drawn: complete, or any status with --allow-partial (and a layer to draw)."""
+    return run is not None and run["layer"].size > 0 and (run["status"] == "complete" or allow_partial)
 
 
 def partial_statuses(runs, allow_partial):
@@ -139,7 +140,7 @@ def partial_statuses(runs, allow_partial):
 def label_partial(ax, run):
     """The panel's own mark when its run is not complete."""
     if run["status"] != "complete":
-        ax.text(0.02, 0.95, partial_label(run["status"]), transform=ax.transAxes, color="tab:red", va="top",
+        ax.text(0.02, 0.95, plain_text(partial_label(run["status"])), transform=ax.transAxes, color="tab:red", va="top",
                 fontsize=8, fontweight="bold", bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "tab:red"})
 
 
@@ -156,7 +157,7 @@ def make_grid_figure(deck, loaded, allow_partial=False):
             run = loaded.get((act, factor))
             if not shown(run, allow_partial):
                 why = "missing" if run is None else f"status {run['status'] or 'unknown'}"
-                ax.text(0.5, 0.5, f"{why}:\n{deck}-{act}-f{factor}.h5", ha="center", va="center",
+                ax.text(0.5, 0.5, plain_text(f"{why}:\n{deck}-{act}-f{factor}.h5"), ha="center", va="center",
                         transform=ax.transAxes, fontsize=8, color="tab:red")
                 ax.set_xticks([])
             else:
@@ -200,7 +201,7 @@ def make_fig1_figure(loaded, allow_partial=False):
         if not shown(run, allow_partial):
             why = "missing" if run is None else f"status {run['status'] or 'unknown'}"
             for ax in (top, bottom):
-                ax.text(0.5, 0.5, f"{why}: fig1-{act}.h5", ha="center", va="center", transform=ax.transAxes,
+                ax.text(0.5, 0.5, plain_text(f"{why}: fig1-{act}.h5"), ha="center", va="center", transform=ax.transAxes,
                         color="tab:red")
             continue
         image = cosine_image(top, run)

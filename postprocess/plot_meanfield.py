@@ -12,9 +12,10 @@ Panels:
 Angles are in radians with ticks at the multiples of pi/2; the title names the run's parameters.
 The path written is printed (default: RUN with .h5 -> .png).
 
-Errors (missing file, not HDF5, not a meanfield run, missing dataset, a run whose status is not complete
-without --allow-partial) end with a one-line message "plot_meanfield.py: error: ..." on stderr and exit
-status 2. With --allow-partial an unfinished or failed run is drawn, marked "partial (status: X)".
+Errors (missing file, not HDF5, not a meanfield run, missing dataset, an empty dataset or series of different
+lengths, text where a number belongs, a run whose status is not complete without --allow-partial) end with a
+one-line message "plot_meanfield.py: error: ..." on stderr and exit status 2. With --allow-partial an
+unfinished or failed run is drawn, marked "partial (status: X)".
 """
 
 import os
@@ -26,8 +27,8 @@ from tokdyn_h5 import require_modules  # noqa: E402
 require_modules("plot_meanfield.py")  # one line naming what is missing, before numpy, h5py and matplotlib load
 
 import numpy as np  # noqa: E402
-from tokdyn_h5 import (ALLOW_PARTIAL, cli_main, mark_partial, open_run, pi_axis, read_datasets,  # noqa: E402
-                       run_parameters, study_group, title_for, to_str)
+from tokdyn_h5 import (ALLOW_PARTIAL, check_shapes, cli_main, mark_partial, open_run, pi_axis,  # noqa: E402
+                       plain_text, read_datasets, run_parameters, study_group, title_for, to_str)
 
 import matplotlib  # noqa: E402
 
@@ -36,6 +37,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 PROG = "plot_meanfield.py"
 SERIES = ("time", "mass", "energy", "order_parameter", "min_density")
+# The snapshots' shapes (tokdyn_h5.check_shapes): the density on a grid of angles, or points on S^{d-1}.
+SNAPSHOTS = {"snapshot_time": ("snapshots",), "density": ("snapshots", "cells"), "theta": ("cells",),
+             "points": ("snapshots", "points", "d"), "masses": ("points",)}
 BINS = 64
 
 
@@ -54,14 +58,15 @@ def read_run(path, allow_partial=False):
         out.update(read_datasets(diagnostics, path, SERIES, RunError, np.float64))
         if "snapshot_time" not in g:
             raise RunError(f"{path}: missing dataset /meanfield/snapshot_time (run not complete?)")
-        out["snapshot_time"] = np.asarray(g["snapshot_time"][()])
         if "density" in g:
-            out["density"], out["theta"] = np.asarray(g["density"][()]), np.asarray(g["theta"][()])
+            out.update(read_datasets(g, path, ("snapshot_time", "density", "theta"), RunError, np.float64))
         elif "points" in g:
-            out["points"], out["masses"] = np.asarray(g["points"][()]), np.asarray(g["masses"][()])
+            out.update(read_datasets(g, path, ("snapshot_time", "points", "masses"), RunError, np.float64))
         else:
             raise RunError(f"{path}: /meanfield holds neither density nor points")
-        return out
+    check_shapes(path, out, {name: ("records",) for name in SERIES}, RunError, "/diagnostics/", empty_ok=("records",))
+    check_shapes(path, out, SNAPSHOTS, RunError, "/meanfield/", empty_ok=("snapshots",))
+    return out
 
 
 def draw_measure(ax, run):
@@ -84,7 +89,7 @@ def draw_measure(ax, run):
         pi_axis(ax.xaxis)
     ax.set_xlabel(r"angle $\theta$" if d2 else r"$x_1$")
     ax.set_ylabel("density" if d2 else r"density of $x_1$")
-    ax.set_title(f"(a) the measure ({run['solver']})")
+    ax.set_title(plain_text(f"(a) the measure ({run['solver']})"))
     ax.legend(fontsize="small")
 
 

@@ -13,8 +13,9 @@ Panels (against layer; an sde run: against time t, its L being time steps):
         among the stored snapshots (first and last included).
 The title names the run's parameters (its resolved deck).
 
-Errors (missing file, not HDF5, missing group or dataset, a run whose status
-is not complete without --allow-partial) end with a one-line message
+Errors (missing file, not HDF5, missing group or dataset, a dataset that is
+empty, of another length than those drawn with it or holding text, a run whose
+status is not complete without --allow-partial) end with a one-line message
 "plot_run.py: error: ..." on stderr and exit status 2. With --allow-partial an
 unfinished or failed run is drawn, marked "partial (status: X)".
 """
@@ -29,8 +30,9 @@ from tokdyn_h5 import require_modules  # noqa: E402
 require_modules("plot_run.py")  # one line naming what is missing, before numpy, h5py and matplotlib load
 
 import numpy as np  # noqa: E402
-from tokdyn_h5 import (ALLOW_PARTIAL, mark_partial, open_run, run_cli, run_parameters, title_for,  # noqa: E402
-                       to_scalar, to_str)
+from tokdyn_h5 import (ALLOW_PARTIAL, mark_partial, open_run, read_datasets, read_numbers, run_cli,  # noqa: E402
+                       run_parameters, title_for, to_scalar, to_str)
+from tokdyn_h5 import check_shapes as check_shapes_of  # noqa: E402
 
 import matplotlib  # noqa: E402
 
@@ -51,6 +53,12 @@ OPTIONAL = {
     "tokens": ["time"],
     "diagnostics": ["time", "min_cosine"],
 }
+# Their shapes (tokdyn_h5.check_shapes): a run may hold no diagnostics or no snapshots yet.
+SHAPES = {"tokens/X": ("snapshots", "tokens", "d"), "tokens/layer": ("snapshots",), "tokens/time": ("snapshots",),
+          "diagnostics/layer": ("records",), "diagnostics/time": ("records",), "diagnostics/energy": ("records",),
+          "diagnostics/order_parameter": ("records",), "diagnostics/mean_cosine": ("records",),
+          "diagnostics/min_cosine": ("records",), "diagnostics/cosine_histogram": ("records", "bins"),
+          "diagnostics/cosine_bin_edges": ("bins+1",)}
 
 
 class RunFileError(Exception):
@@ -79,39 +87,25 @@ def read_run(path, allow_partial=False):
         for group, names in REQUIRED.items():
             if group not in h5 or not isinstance(h5[group], h5py.Group):
                 raise RunFileError(f"{path}: missing group /{group}")
-            for name in names:
-                if name not in h5[group]:
-                    raise RunFileError(f"{path}: missing dataset /{group}/{name}")
-                run[f"{group}/{name}"] = np.asarray(h5[group][name][()])
-            for name in OPTIONAL[group]:
-                if name in h5[group]:
-                    run[f"{group}/{name}"] = np.asarray(h5[group][name][()])
+            present = names + [name for name in OPTIONAL[group] if name in h5[group]]
+            data = read_datasets(h5[group], path, present, RunFileError)
+            run.update((f"{group}/{name}", value) for name, value in data.items())
 
-        dattrs = h5["diagnostics"].attrs
-        run["beta"] = to_scalar(dattrs["beta"]) if "beta" in dattrs else None
+        dg = h5["diagnostics"]
+        run["beta"] = read_numbers(dg, path, ["beta"], RunFileError)["beta"] if "beta" in dg.attrs else None
 
     check_shapes(run)
     return run
 
 
 def check_shapes(run):
-    """Check that the array shapes agree with the schema."""
+    """Check that the array shapes agree with the schema (SHAPES, and at least two coordinates)."""
     path = run["path"]
     X = run["tokens/X"]
     if X.ndim != 3 or X.shape[2] < 2:
         raise RunFileError(f"{path}: /tokens/X must have shape [S, N, d>=2], "
                            f"got {list(X.shape)}")
-    if run["tokens/layer"].shape != (X.shape[0],):
-        raise RunFileError(f"{path}: /tokens/layer does not match /tokens/X")
-    k = run["diagnostics/layer"].shape[0]
-    for name in ("energy", "order_parameter", "mean_cosine"):
-        if run[f"diagnostics/{name}"].shape != (k,):
-            raise RunFileError(f"{path}: /diagnostics/{name} must have shape [{k}]")
-    hist = run["diagnostics/cosine_histogram"]
-    edges = run["diagnostics/cosine_bin_edges"]
-    if hist.ndim != 2 or hist.shape[0] != k or edges.shape != (hist.shape[1] + 1,):
-        raise RunFileError(f"{path}: /diagnostics/cosine_histogram {list(hist.shape)} "
-                           f"and cosine_bin_edges {list(edges.shape)} do not agree")
+    check_shapes_of(path, run, SHAPES, RunFileError, "/", empty_ok=("snapshots", "records"))
 
 
 def layer_edges(layers):

@@ -20,9 +20,10 @@ The title names the run's parameters.
 A summary (final state, last gamma, mean rho, error ratio, rotation, steering) is printed on
 stdout, then the path written (default: RUNFILE with .h5 -> .png).
 
-Errors (missing file, not HDF5, not a power run, missing dataset, a run whose status is not complete
-without --allow-partial) end with a one-line message "power.py: error: ..." on stderr and exit status 2.
-With --allow-partial an unfinished or failed run is drawn, marked "partial (status: X)".
+Errors (missing file, not HDF5, not a power run, missing dataset, an empty dataset or series of different
+lengths, text where a number belongs, a run whose status is not complete without --allow-partial) end with a
+one-line message "power.py: error: ..." on stderr and exit status 2. With --allow-partial an unfinished or
+failed run is drawn, marked "partial (status: X)".
 """
 
 import os
@@ -34,8 +35,9 @@ from tokdyn_h5 import require_modules  # noqa: E402
 require_modules("power.py")  # one line naming what is missing, before numpy, h5py and matplotlib load
 
 import numpy as np  # noqa: E402
-from tokdyn_h5 import (ALLOW_PARTIAL, cli_main, mark_partial, open_run, read_datasets,  # noqa: E402
-                       require_attributes, run_parameters, study_group, title_for, to_scalar, to_str)
+from tokdyn_h5 import (ALLOW_PARTIAL, check_shapes, cli_main, mark_partial, open_run, plain_text,  # noqa: E402
+                       read_datasets, read_numbers, require_attributes, run_parameters, study_group, title_for,
+                       to_str)
 
 import matplotlib  # noqa: E402
 
@@ -48,6 +50,12 @@ POWER = ("layer", "gamma_mean", "gamma_median", "gamma_q1", "gamma_q3", "gamma_i
 POWER_ATTRIBUTES = ("state", "baseline", "baseline_plane", "error_ratio", "error_ratio_closed_form", "rho_mean", "d",
                     "N", "attention", "residual")
 STEER = ("strength", "alpha", "alignment_mean", "alignment_min", "gap", "eigvec_alignment")
+TEXT_ATTRIBUTES = ("state", "attention")
+# The shapes of the datasets (tokdyn_h5.check_shapes): per layer, the token coordinates [L+1, N, 2] per state,
+# per steering strength.
+SHAPES = {**{name: ("layers",) for name in POWER}, "plane_first": ("states", "tokens", 2),
+          "plane_last": ("states", "tokens", 2)}
+STEER_SHAPES = {name: ("strengths",) for name in STEER}
 
 
 class ResultError(Exception):
@@ -62,13 +70,14 @@ def read_result(path, allow_partial=False):
         out = {"path": path, "status": status, "parameters": run_parameters(h5, path, ResultError)}
         out.update(read_datasets(g, path, POWER, ResultError, np.float64))
         require_attributes(g, path, POWER_ATTRIBUTES, ResultError)
-        for name in POWER_ATTRIBUTES:
-            value = g.attrs[name]
-            out[name] = to_str(value) if name in ("state", "attention") else float(to_scalar(value))
+        out.update((name, to_str(g.attrs[name])) for name in TEXT_ATTRIBUTES)
+        out.update(read_numbers(g, path, [n for n in POWER_ATTRIBUTES if n not in TEXT_ATTRIBUTES], ResultError))
+        check_shapes(path, out, SHAPES, ResultError, "/power/")
         out["steer"] = None
         if "steer" in h5:
             s = h5["steer"]
             steer = read_datasets(s, path, STEER, ResultError, np.float64)
+            check_shapes(path, steer, STEER_SHAPES, ResultError, "/steer/")
             steer["layers"] = to_str(s.attrs.get("layers", "last"))
             steer["target"] = to_str(s.attrs.get("target_spec", ""))
             out["steer"] = steer
@@ -138,7 +147,7 @@ def make_figure(r, plane="last", tokens=32):
     bx.set_ylim(-0.02, 1.02)
     bx.set_xlabel("layer t")
     bx.set_ylabel(r"fraction with $\gamma(x_i(t+1)) > \gamma(x_i(t))$")
-    bx.set_title(rf"tilt towards $v_{{1,t}}$; final state: {r['state']}", fontsize=10)
+    bx.set_title(rf"tilt towards $v_{{1,t}}$; final state: {plain_text(r['state'])}", fontsize=10)
     bx.legend(fontsize=8, loc="lower right")
 
     coords = r["plane_" + plane]  # [L+1, N, 2]
@@ -171,8 +180,8 @@ def make_figure(r, plane="last", tokens=32):
         dx.set_ylim(0, 1.02)
         dx.set_xlabel(r"strength c ($\alpha = c\,|\lambda_1(F_L)|$)")
         dx.set_ylabel("alignment with the target u")
-        dx.set_title(f"steering {steer['target']} ({steer['layers']} layer{'s' if steer['layers'] == 'all' else ''})",
-                     fontsize=10)
+        dx.set_title(plain_text(f"steering {steer['target']} ({steer['layers']} "
+                                f"layer{'s' if steer['layers'] == 'all' else ''})"), fontsize=10)
         dx.legend(fontsize=8, loc="lower right")
     else:
         sin = r["sin_mean"]

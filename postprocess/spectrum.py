@@ -21,9 +21,10 @@ on stdout, then the paths written (default PNG: RUNFILE with .h5 -> .png).
 max_residual; NaN written as null), the run's status and attributes; --csv: the same per layer, one row
 each, with the run's status in a column.
 
-Errors (missing file, not HDF5, not a spectrum run, missing dataset, a run whose status is not complete
-without --allow-partial) end with a one-line message "spectrum.py: error: ..." on stderr and exit status 2.
-With --allow-partial an unfinished or failed run is drawn, marked "partial (status: X)" (in the JSON too).
+Errors (missing file, not HDF5, not a spectrum run, missing dataset, an empty dataset or series of different
+lengths, text where a number belongs, a run whose status is not complete without --allow-partial) end with a
+one-line message "spectrum.py: error: ..." on stderr and exit status 2. With --allow-partial an unfinished or
+failed run is drawn, marked "partial (status: X)" (in the JSON too).
 """
 
 import csv
@@ -37,8 +38,9 @@ from tokdyn_h5 import require_modules  # noqa: E402
 require_modules("spectrum.py")  # one line naming what is missing, before numpy, h5py and matplotlib load
 
 import numpy as np  # noqa: E402
-from tokdyn_h5 import (ALLOW_PARTIAL, cli_main, mark_partial, open_run, read_datasets,  # noqa: E402
-                       require_attributes, run_parameters, study_group, title_for, to_scalar, to_str)
+from tokdyn_h5 import (ALLOW_PARTIAL, check_shapes, cli_main, mark_partial, open_run, plain_text,  # noqa: E402
+                       read_datasets, read_numbers, require_attributes, run_parameters, study_group, title_for,
+                       to_scalar, to_str)
 
 import matplotlib  # noqa: E402
 
@@ -49,6 +51,9 @@ import matplotlib.ticker  # noqa: E402
 PROG = "spectrum.py"
 DATASETS = ("layer", "eigenvalues_re", "eigenvalues_im", "converged", "gap", "complex_leading", "residual")
 ATTRIBUTES = ("solver", "operator", "which", "nev", "d", "residual")
+NUMBERS = ("nev", "d", "residual")
+SHAPES = {"layer": ("layers",), "eigenvalues_re": ("layers", "nev"), "eigenvalues_im": ("layers", "nev"),
+          "converged": ("layers",), "gap": ("layers",), "complex_leading": ("layers",), "residual": ("layers", "nev")}
 
 
 class ResultError(Exception):
@@ -64,10 +69,11 @@ def read_run(path, allow_partial=False):
         out.update(read_datasets(g, path, DATASETS, ResultError))
         require_attributes(g, path, ATTRIBUTES, ResultError)
         out["attrs"] = {k: (to_str(v) if isinstance(v, (str, bytes)) else to_scalar(v)) for k, v in g.attrs.items()}
+        numbers = read_numbers(g, path, NUMBERS, ResultError)
+        out["attrs"].update((k, int(v)) for k, v in numbers.items())
+    # A run with no layer yet is reported by the caller.
+    check_shapes(path, out, SHAPES, ResultError, "/spectrum/", empty_ok=("layers",))
     out["lambda"] = out["eigenvalues_re"].astype(float) + 1j * out["eigenvalues_im"].astype(float)
-    if out["lambda"].ndim != 2 or out["lambda"].shape[0] != out["layer"].shape[0]:
-        raise ResultError(f"{path}: /spectrum/eigenvalues_re has shape {out['lambda'].shape}, "
-                          f"not [{out['layer'].shape[0]}, nev]")
     return out
 
 
@@ -124,7 +130,7 @@ def make_figure(r, rows):
     ax.set_aspect("equal", adjustable="datalim")
     ax.set_xlabel("Re " + (r"$(1 + \lambda)$" if a["residual"] else r"$\lambda$"))
     ax.set_ylabel("Im")
-    ax.set_title(f"top {a['nev']} eigenvalues ({a['which']}), d = {a['d']}", fontsize=10)
+    ax.set_title(plain_text(f"top {a['nev']} eigenvalues ({a['which']}), d = {a['d']}"), fontsize=10)
     ax.legend(fontsize=7, loc="upper left")
 
     gap = np.array([row["gap"] for row in rows])
@@ -157,7 +163,7 @@ def make_figure(r, rows):
     cx.set_ylim(0, a["nev"] * 1.15 + 0.5)
     cx.set_xlabel("layer t")
     cx.set_ylabel("converged pairs")
-    cx.set_title(f"{a['solver']} ({a.get('eps_type', a['solver'])}, {a['operator']})", fontsize=10)
+    cx.set_title(plain_text(f"{a['solver']} ({a.get('eps_type', a['solver'])}, {a['operator']})"), fontsize=10)
     cx.legend(fontsize=8, loc="lower right")
     fig.suptitle(title_for("spectrum", r["parameters"], os.path.basename(r["path"]), r["status"]))
     return fig

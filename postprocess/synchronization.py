@@ -14,9 +14,10 @@ The title names the run's parameters.
 A summary (constants, fitted rate with its interval, mean cluster fractions) is printed on stdout,
 then the path written (default: RESULT with .h5 -> .png).
 
-Errors (missing file, not HDF5, not a synchronize result, missing dataset, a result whose status is not
-complete without --allow-partial) end with a one-line message "synchronization.py: error: ..." on stderr
-and exit status 2. With --allow-partial an unfinished or failed run is drawn, marked "partial (status: X)".
+Errors (missing file, not HDF5, not a synchronize result, missing dataset, an empty dataset or series of
+different lengths, text where a number belongs, a result whose status is not complete without --allow-partial)
+end with a one-line message "synchronization.py: error: ..." on stderr and exit status 2. With --allow-partial
+an unfinished or failed run is drawn, marked "partial (status: X)".
 """
 
 import os
@@ -28,8 +29,8 @@ from tokdyn_h5 import require_modules  # noqa: E402
 require_modules("synchronization.py")  # one line naming what is missing, before numpy, h5py and matplotlib load
 
 import numpy as np  # noqa: E402
-from tokdyn_h5 import (ALLOW_PARTIAL, cli_main, log_lower, mark_partial, open_run, read_datasets,  # noqa: E402
-                       require_attributes, run_parameters, study_group, title_for, to_scalar, to_str)
+from tokdyn_h5 import (ALLOW_PARTIAL, check_shapes, cli_main, log_lower, mark_partial, open_run,  # noqa: E402
+                       plain_text, read_datasets, read_numbers, run_parameters, study_group, title_for, to_str)
 
 import matplotlib  # noqa: E402
 
@@ -40,6 +41,9 @@ PROG = "synchronization.py"
 DATASETS = ("time", "mean_energy", "standard_error", "bound", "decay_rate", "aligned_fraction",
             "antipodal_fraction", "energy")
 ATTRIBUTES = ("lambdabar", "lambdabar_prime", "kappa1", "kappa_prime1", "cluster_cosine", "fit_start")
+SHAPES = {"time": ("times",), "mean_energy": ("times",), "standard_error": ("times",), "bound": ("times",),
+          "decay_rate": (3,), "aligned_fraction": ("replicas",), "antipodal_fraction": ("replicas",),
+          "energy": ("replicas", "times")}
 Z95 = 1.96
 
 
@@ -55,9 +59,8 @@ def read_result(path, allow_partial=False):
         out = {"path": path, "status": status, "notes": to_str(g.attrs.get("notes", "")),
                "parameters": run_parameters(h5, path, ResultError)}
         out.update(read_datasets(g, path, DATASETS, ResultError, np.float64))
-        require_attributes(g, path, ATTRIBUTES, ResultError)
-        for name in ATTRIBUTES:
-            out[name] = float(to_scalar(g.attrs[name]))
+        out.update(read_numbers(g, path, ATTRIBUTES, ResultError))
+    check_shapes(path, out, SHAPES, ResultError, "/synchronization/")
     return out
 
 
@@ -106,7 +109,7 @@ def make_figure(r):
     bx.set_title("clusters at the last layer: one (green) or antipodal (purple)", fontsize=10)
     bx.legend(fontsize=8, loc="lower right")
     if r["notes"]:
-        fig.text(0.01, 0.005, "note: " + r["notes"].replace("\n", "; "), fontsize=7)
+        fig.text(0.01, 0.005, plain_text("note: " + r["notes"].replace("\n", "; ")), fontsize=7)
     fig.suptitle(title_for("synchronize", r["parameters"], os.path.basename(r["path"]), r["status"]))
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     return fig

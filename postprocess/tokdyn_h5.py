@@ -1,6 +1,7 @@
 """Small helpers shared by the tokdyn post-processing scripts: the Python modules a script needs, reading
-HDF5 files and attributes, the run's parameters (its resolved deck) and the figures' titles, and the
-command-line convention (one-line error message, exit status 2).
+HDF5 files and attributes (checked: numbers where numbers belong, series of one length, none empty), the
+run's parameters (its resolved deck) and the figures' titles, and the command-line convention (one-line
+error message, exit status 2, also for an error no check foresees; TOKDYN_TRACEBACK=1 shows its traceback).
 
 This module imports only the standard library at load time (numpy, h5py and matplotlib inside the
 functions that use them), so that require_modules can report a missing one."""
@@ -82,6 +83,10 @@ def to_scalar(value):
     return value.item() if hasattr(value, "item") else value
 
 
+# The files open_h5 opened since run_cli started: [(path, h5py.File)], for the message of an unexpected error.
+_OPENED = []
+
+
 def open_h5(path, error):
     """Open path read-only as an h5py.File; raise error(message) when it is missing, not a regular
     file, or not HDF5."""
@@ -92,9 +97,11 @@ def open_h5(path, error):
     if not os.path.isfile(path):
         raise error(f"not a regular file: {path}")
     try:
-        return h5py.File(path, "r")
+        h5 = h5py.File(path, "r")
     except OSError as exc:
         raise error(f"cannot open {path} as HDF5: {exc}") from None
+    _OPENED.append((path, h5))
+    return h5
 
 
 # A run file's root attribute `status`: running | checkpointed | failed | complete. Only a complete run is
@@ -142,8 +149,8 @@ def mark_partial(fig, status):
     label = partial_label(status)
     if not label:
         return {}
-    fig.text(0.005, 0.995, label, ha="left", va="top", fontsize="x-large", fontweight="bold", color="white",
-             bbox={"boxstyle": "round", "facecolor": "tab:red", "edgecolor": "tab:red"}, zorder=10)
+    fig.text(0.005, 0.995, plain_text(label), ha="left", va="top", fontsize="x-large", fontweight="bold",
+             color="white", bbox={"boxstyle": "round", "facecolor": "tab:red", "edgecolor": "tab:red"}, zorder=10)
     return {"Description": label}
 
 
@@ -163,23 +170,86 @@ def study_group(h5, path, command, group, error):
     return h5[group]
 
 
+def _member(group, name):
+    """The path of a dataset or an attribute `name` of group in messages: /group/name (/name at the root)."""
+    return f"{group.name.rstrip('/')}/{name}"
+
+
 def read_datasets(group, path, names, error, dtype=None):
-    """{name: numpy array} of the named datasets of an h5py group; error(message) naming the first missing."""
+    """{name: numpy array} of the named datasets of an h5py group; error(message) naming the first missing or
+    holding no numbers (text)."""
+    import h5py
     import numpy as np
 
     out = {}
     for name in names:
-        if name not in group:
-            raise error(f"{path}: missing dataset {group.name}/{name}")
-        out[name] = np.asarray(group[name][()], dtype=dtype)
+        if name not in group or not isinstance(group[name], h5py.Dataset):
+            raise error(f"{path}: missing dataset {_member(group, name)}")
+        value = np.asarray(group[name][()])
+        if value.dtype.kind not in "biufc":
+            what = "text" if value.dtype.kind in "OSU" else f"{value.dtype} values"
+            raise error(f"{path}: dataset {_member(group, name)} holds {what}, not numbers")
+        out[name] = value.astype(dtype) if dtype is not None else value
     return out
+
+
+def check_shapes(path, data, shapes, error, where="", sizes=None, empty_ok=()):
+    """error(message naming the file and the dataset) unless each array data[name] named in shapes (those
+    present) has the shape shapes[name]: a tuple of sizes, an int or a dimension's name ("layers", or
+    "bins+1" for one more than "bins"), each name one size wherever it appears: series drawn or zipped
+    together have one length. A named dimension of size 0 (an empty dataset) is an error unless it is in
+    empty_ok. where: the group's path in messages ("/power/"); sizes: the sizes found by an earlier call
+    (for series in several groups). Returns the sizes."""
+    sizes = {} if sizes is None else sizes
+    for name, shape in shapes.items():
+        if name not in data:
+            continue
+        label, value = where + name, data[name]
+        dims = [d.partition("+") if isinstance(d, str) else (d, "", "") for d in shape]
+        fixed = [(d, n) for (d, _, _), n in zip(dims, value.shape) if isinstance(d, int)]
+        if value.ndim != len(shape) or any(n != d for d, n in fixed):
+            raise error(f"{path}: dataset {label} has shape {list(value.shape)}, not [{', '.join(map(str, shape))}]")
+        for (dim, _, plus), n in zip(dims, value.shape):
+            if isinstance(dim, int):
+                continue
+            if n == 0 and (dim not in empty_ok or sizes.get(dim, (0,))[0]):  # empty_ok: all of them empty
+                raise error(f"{path}: dataset {label} is empty")
+            n -= int(plus or 0)
+            if dim not in sizes:
+                sizes[dim] = (n, label, value.shape)
+            elif sizes[dim][0] != n:
+                raise error(f"{path}: dataset {label} has shape {list(value.shape)}, {sizes[dim][1]} has shape "
+                            f"{list(sizes[dim][2])}: not the same number of {dim}")
+    return sizes
 
 
 def require_attributes(group, path, names, error):
     """error(message) naming the first of the attributes missing from an h5py group."""
     for name in names:
         if name not in group.attrs:
-            raise error(f"{path}: missing attribute {group.name}/{name}")
+            raise error(f"{path}: missing attribute {_member(group, name)}")
+
+
+def read_numbers(group, path, names, error, required=True):
+    """{name: float} of numeric attributes of an h5py group; error(message) naming the first that holds no
+    number (text), or that is missing when required (else NaN)."""
+    import math
+
+    import numpy as np
+
+    out = {}
+    for name in names:
+        if name not in group.attrs:
+            if required:
+                raise error(f"{path}: missing attribute {_member(group, name)}")
+            out[name] = math.nan
+            continue
+        value = np.asarray(group.attrs[name])
+        if value.dtype.kind not in "biuf" or value.size != 1:
+            shown = to_str(value) if value.dtype.kind in "OSU" else f"{value.dtype} {list(value.shape)}"
+            raise error(f"{path}: attribute {_member(group, name)} is '{shown}', not a number")
+        out[name] = float(value.reshape(-1)[0])
+    return out
 
 
 def typed_value(text):
@@ -273,6 +343,12 @@ TITLE_KEYS = {
 }
 
 
+def plain_text(text):
+    """text to show as it is in a figure: a `$` escaped, so that matplotlib does not read what lies between two
+    of them (in a file name, a deck value, a token) as mathtext, which garbles it or fails."""
+    return str(text).replace("$", r"\$")
+
+
 def parameter_text(command, params):
     """The title line of a run's parameters: "N = 64, d = 4, ..., attention off" (TITLE_KEYS[command])."""
     parts, off = [], []
@@ -296,7 +372,8 @@ def parameter_text(command, params):
 
 def title_for(command, params, name="", status="complete", extra=(), width=110):
     """A figure's title: "tokdyn COMMAND: NAME", "partial (status: X)" when not complete, and below it the
-    run's parameters (parameter_text, then `extra`) in lines of at most `width` characters."""
+    run's parameters (parameter_text, then `extra`) in lines of at most `width` characters; plain text
+    (plain_text: a file name or value may hold a `$`)."""
     first = f"tokdyn {command}" + (f": {name}" if name else "")
     if partial_label(status):
         first += f"  [{partial_label(status)}]"
@@ -307,7 +384,7 @@ def title_for(command, params, name="", status="complete", extra=(), width=110):
             lines[-1] += ", " + part
         else:
             lines.append(part)
-    return "\n".join([first] + lines)
+    return plain_text("\n".join([first] + lines))
 
 
 def pi_label(value, _position=None):
@@ -366,13 +443,40 @@ def interval_verdict(low, high, predicted, at_most=False):
     return True, f"the interval excludes the prediction {predicted:.4g}"
 
 
+def unexpected(exc):
+    """The message of an error no check foresaw: the file being read (else the files read), the exception, and
+    the line of a post-processing script it came through (a bug shows where it is)."""
+    import traceback
+
+    # The file a function on the way held (open_h5's h5py.File in a local variable): the error came while
+    # reading it; else every file read.
+    opened = {id(h5): path for path, h5 in _OPENED}
+    held = [opened[id(v)] for frame, _ in traceback.walk_tb(exc.__traceback__) for v in frame.f_locals.values()
+            if id(v) in opened]
+    paths = held[-1:] or list(dict.fromkeys(path for path, _ in _OPENED))
+    where = paths[0] if len(paths) == 1 else f"{paths[0]} and {len(paths) - 1} other files" if paths else "no file"
+    here = os.path.dirname(os.path.abspath(__file__))
+    frames = traceback.extract_tb(exc.__traceback__)
+    frame = ([f for f in frames if os.path.dirname(os.path.abspath(f.filename)) == here] or frames)[-1]
+    text = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+    return (f"{where}: {type(exc).__name__}: {text} ({os.path.basename(frame.filename)} line {frame.lineno}, "
+            f"in {frame.name})")
+
+
 def run_cli(prog, error, body):
-    """Run body() for a script's main: on `error` print "PROG: error: ..." on stderr and return 2;
+    """Run body() for a script's main: on `error` print "PROG: error: ..." on stderr and return 2; on any
+    other exception too (unexpected: the file, the exception and where), unless TOKDYN_TRACEBACK is set;
     otherwise print the paths body returned (None: nothing), one a line, and return 0."""
+    _OPENED.clear()
     try:
         written = body()
     except error as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # data no check foresaw, or a bug: one line all the same
+        if os.environ.get("TOKDYN_TRACEBACK"):
+            raise
+        print(f"{prog}: error: {unexpected(exc)}", file=sys.stderr)
         return 2
     for path in written or ():
         print(path)

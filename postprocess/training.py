@@ -23,8 +23,10 @@ run); PREFIX defaults to DIR/training for one directory, else ./training.
 
 Every figure's title names the parameters the runs share (their decks).
 
-Errors (a missing file, no train runs, a run not complete without --allow-partial) end with one line
-"training.py: error: ..." on stderr and exit status 2.
+Errors (a missing file, no train runs, a run not complete without --allow-partial, an empty dataset or
+series of different lengths, text where a number belongs) end with one line "training.py: error: ..." on
+stderr and exit status 2. A run that is not complete lacks the end-of-run attributes: its numbers are its
+last records (the lowest finite loss); a run that failed with NaN is drawn up to its last finite values.
 """
 
 import csv
@@ -41,8 +43,8 @@ from tokdyn_h5 import PLOTTING, require_modules  # noqa: E402
 require_modules("training.py", PLOTTING + ("scipy",))
 
 import numpy as np  # noqa: E402
-from tokdyn_h5 import (ALLOW_PARTIAL, cli_main, common_parameters, mark_partial, open_run,  # noqa: E402
-                       read_datasets, require_attributes, run_parameters, study_group, title_for, to_scalar,
+from tokdyn_h5 import (ALLOW_PARTIAL, check_shapes, cli_main, common_parameters, mark_partial,  # noqa: E402
+                       open_run, plain_text, read_datasets, read_numbers, run_parameters, study_group, title_for,
                        to_str)
 
 import matplotlib  # noqa: E402
@@ -55,6 +57,10 @@ DIAGNOSTICS = ("step", "val_loss", "val_loss_ema", "train_loss_ema", "charge_rel
 ATTRIBUTES = ("final_val_loss", "final_val_loss_ema", "min_val_loss", "min_val_step", "final_train_loss_ema",
               "tokens_per_second")
 BIAS_NAMES = (("query", "b_Q"), ("key", "b_K"), ("value", "b_V"))
+# The shapes of the datasets (tokdyn_h5.check_shapes): the diagnostics one row per record; per head, the
+# alignment's columns (mean cos, null mean, null std, p) and the cosines over the vocabulary.
+SHAPES = {name: ("records",) for name in DIAGNOSTICS}
+ALIGNMENT_SHAPES = {"alignment": ("heads", 4), "alignment_cos": ("heads", "vocabulary")}
 
 
 class ResultError(Exception):
@@ -74,22 +80,25 @@ def read_run(path, allow_partial=False):
     h5, status = open_run(path, ResultError, allow_partial, command="train")
     with h5:
         g = study_group(h5, path, "train", "train", ResultError)
-        if status == "complete":
-            require_attributes(g, path, ATTRIBUTES, ResultError)
         d = read_datasets(h5["diagnostics"], path, DIAGNOSTICS, ResultError, dtype=float)
         params = run_parameters(h5, path, ResultError)
-        r = {"path": path, "status": status, "seed": int(to_scalar(h5.attrs["seed"])), "parameters": params,
+        root = read_numbers(h5, path, ("seed", "ranks"), ResultError)
+        r = {"path": path, "status": status, "seed": int(root["seed"]), "parameters": params,
              "optimizer": params["train.optimizer"], "symmetry": symmetry_label(params),
-             "ranks": int(to_scalar(h5.attrs["ranks"])), **d}
-        for name in ATTRIBUTES:
-            r[name] = float(to_scalar(g.attrs[name])) if name in g.attrs else math.nan
-        if status != "complete":  # what a partial run has: its last records
+             "ranks": int(root["ranks"]), **d}
+        # A run that is not complete lacks the end-of-run attributes: NaN.
+        r.update(read_numbers(g, path, ATTRIBUTES, ResultError, required=status == "complete"))
+        check_shapes(path, d, SHAPES, ResultError, "/diagnostics/")
+        if status != "complete":  # what a partial run has: its last records, the lowest finite loss
+            finite = d["val_loss"][np.isfinite(d["val_loss"])]
             r["final_val_loss"] = d["val_loss"][-1]
             r["final_val_loss_ema"] = d["val_loss_ema"][-1]
-            r["min_val_loss"] = float(np.min(d["val_loss"]))
+            r["min_val_loss"] = float(finite.min()) if finite.size else math.nan
             r["final_train_loss_ema"] = d["train_loss_ema"][-1]
-        r["alignment"] = np.asarray(g["alignment"][()], dtype=float) if "alignment" in g else None
-        r["alignment_cos"] = np.asarray(g["alignment_cos"][()], dtype=float) if "alignment_cos" in g else None
+        r["alignment"] = r["alignment_cos"] = None
+        if "alignment" in g and "alignment_cos" in g:
+            r.update(read_datasets(g, path, ("alignment", "alignment_cos"), ResultError, dtype=float))
+            check_shapes(path, r, ALIGNMENT_SHAPES, ResultError, "/train/", empty_ok=("heads",))
         r["vocabulary"] = to_str(g.attrs["vocabulary"]).split("\n")[:-1] if "vocabulary" in g.attrs else []
     return r
 
@@ -219,6 +228,13 @@ def alignment_summary(runs, lines):
     return out
 
 
+def finite_median(values):
+    """The median of the finite values (NaN: a run cut short has none)."""
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    return float(np.median(v)) if v.size else math.nan
+
+
 def colours(keys):
     cmap = plt.get_cmap("tab10")
     return {k: cmap(i % 10) for i, k in enumerate(sorted(keys))}
@@ -251,8 +267,14 @@ def make_losses_figure(runs):
         ax.set_xlabel("optimizer step")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
-    # Spikes (ECD's bounces) would flatten every curve: the axis stops at the 99th percentile of the values.
+        mine = [r[key][1:] for r in runs if r["optimizer"] == opt for key in ("val_loss", "val_loss_ema")]
+        if not np.isfinite(np.concatenate(mine)).any():  # a run that failed at once: say so, not a blank panel
+            ax.text(0.5, 0.5, "no finite validation loss after step 0", ha="center", va="center",
+                    transform=ax.transAxes, color="tab:red")
+    # Spikes (ECD's bounces) would flatten every curve: the axis stops at the 99th percentile of the values
+    # (the finite ones: a run that failed ends in NaN or Inf).
     values = np.concatenate([r["val_loss"][1:] for r in runs] + [r["val_loss_ema"][1:] for r in runs])
+    values = values[np.isfinite(values)]
     if values.size:
         low, high = float(values.min()), float(np.percentile(values, 99))
         axes[0][0].set_ylim(low - 0.05 * (high - low), high + 0.1 * (high - low))
@@ -280,7 +302,8 @@ def make_charges_figure(runs):
     ax.set_ylabel("|L_QK, L_VO| / (|P| |theta|)")
     ax.set_title("Noether charges of the heads (every run; zero values left out)", fontsize=10)
     ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=7, ncol=2)
+    if labelled:  # none when no run has a nonzero charge (one that failed at once)
+        ax.legend(fontsize=7, ncol=2)
     fig.suptitle(runs_title(runs, "charges"), fontsize=10)
     fig.tight_layout()
     return fig
@@ -316,10 +339,12 @@ def make_alignment_figure(runs, summary):
         def names(ids):
             return " ".join(repr(vocab[i]) if i < len(vocab) else str(i) for i in ids)
 
-        b.text(0.02, 0.97, f"largest: {names(order[::-1][:6])}\nsmallest: {names(order[:6])}", transform=b.transAxes,
+        b.text(0.02, 0.97, plain_text(f"largest: {names(order[::-1][:6])}\nsmallest: {names(order[:6])}"),
+               transform=b.transAxes,
                va="top", fontsize=8, family="monospace", bbox={"facecolor": "white", "alpha": 0.8, "lw": 0})
         heads = r["alignment"].shape[0]
-        b.set_title(f"(b) most aligned head: {os.path.basename(r['path'])}, head {h} of {heads}", fontsize=9)
+        b.set_title(plain_text(f"(b) most aligned head: {os.path.basename(r['path'])}, head {h} of {heads}"),
+                    fontsize=9)
         b.set_xlabel("vocabulary tokens, sorted")
         b.set_ylabel("cos(W_K e_t, mean b_Q)")
     else:
@@ -330,8 +355,7 @@ def make_alignment_figure(runs, summary):
 
 
 def save(fig, out, status):
-    mark_partial(fig, status)
-    fig.savefig(out, dpi=120, bbox_inches="tight")
+    fig.savefig(out, dpi=120, bbox_inches="tight", metadata=mark_partial(fig, status))
     plt.close(fig)
 
 
@@ -354,7 +378,7 @@ def main_body(args):
         print(line)
     result = {"runs": len(runs), "status": status, "groups": table, "bias_effects": effects,
               "alignment": {k: {"heads": v["heads"], "far_p01": v["far"]} for k, v in align.items()},
-              "tokens_per_second": float(np.nanmedian([r["tokens_per_second"] for r in runs]))}
+              "tokens_per_second": finite_median([r["tokens_per_second"] for r in runs])}
     with open(prefix + ".json", "w") as f:
         json.dump(result, f, indent=1)
     with open(prefix + ".csv", "w", newline="") as f:

@@ -1,5 +1,6 @@
 #include "tokdyn/core/comm.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "tokdyn/core/console_log.hpp"
@@ -21,5 +22,17 @@ void Comm::print(const std::string& line) const {
 }
 
 void Comm::barrier() const { TOKDYN_MPI_CHECK(MPI_Barrier(comm_)); }
+
+void Comm::broadcast(std::string& text) const {
+  unsigned long long length = text.size();
+  TOKDYN_MPI_CHECK(MPI_Bcast(&length, 1, MPI_UNSIGNED_LONG_LONG, 0, comm_));
+  text.resize(length);
+  // In pieces below INT_MAX bytes (MPI counts are int).
+  for (unsigned long long done = 0; done < length;) {
+    const int piece = static_cast<int>(std::min<unsigned long long>(length - done, 1ull << 30));
+    TOKDYN_MPI_CHECK(MPI_Bcast(text.data() + done, piece, MPI_CHAR, 0, comm_));
+    done += piece;
+  }
+}
 
 }  // namespace tokdyn

@@ -195,7 +195,7 @@ std::string DeckSchema::help_text() const {
       const bool lo = std::isfinite(k.min) && k.min > -9e18, hi = std::isfinite(k.max) && k.max < 9e18;
       if (lo) range += (k.min_exclusive ? "> " : ">= ") + format_real(k.min);
       if (lo && hi) range += ", ";
-      if (hi) range += "<= " + format_real(k.max);
+      if (hi) range += (k.max_exclusive ? "< " : "<= ") + format_real(k.max);
     } else if (k.kind == KeyKind::boolean) {
       range = "true|false";
     }
@@ -298,7 +298,8 @@ void Deck::validate() {
     if (k.min_exclusive ? !(x > k.min) : !(x >= k.min))
       throw InputError(where + ": out of range (must be " + (k.min_exclusive ? "> " : ">= ") + format_real(k.min) +
                        reason + ")");
-    if (!(x <= k.max)) throw InputError(where + ": out of range (must be <= " + format_real(k.max) + reason + ")");
+    if (k.max_exclusive ? !(x < k.max) : !(x <= k.max))
+      throw InputError(where + ": out of range (must be " + (k.max_exclusive ? "< " : "<= ") + format_real(k.max) + reason + ")");
   }
 }
 

@@ -50,6 +50,7 @@ CheckpointWriter::CheckpointWriter(const std::string& path, MPI_Comm comm, const
   h5::write_attribute(file_, "step", id.step);
   h5::write_attribute(file_, "steps", id.steps);
   h5::write_attribute(file_, "ranks", static_cast<std::int64_t>(id.ranks));
+  h5::write_attribute(file_, "inputs", id.inputs);
   state_ = h5::create_group(file_, "state");
 }
 
@@ -93,6 +94,17 @@ CheckpointReader::CheckpointReader(const std::string& path, MPI_Comm comm) : pat
                             : ""));
   }
   if (!h5::has_attribute(file_, "complete")) throw InputError("checkpoint '" + path + "' is incomplete (cut short)");
+  try {
+    read_identity();
+  } catch (const InputError& e) {
+    throw InputError("checkpoint '" + path + "' is damaged: " + e.what());
+  }
+  if (!h5::exists(file_, "state") || !h5::exists(file_, "run_file"))
+    throw InputError("checkpoint '" + path + "' is damaged: it has no state or no run file");
+  state_ = h5::open_group(file_, "state");
+}
+
+void CheckpointReader::read_identity() {
   CheckpointIdentity& id = identity_;
   id.command = h5::read_string_attribute(file_, "command");
   id.run_id = h5::read_string_attribute(file_, "run_id");
@@ -105,9 +117,10 @@ CheckpointReader::CheckpointReader(const std::string& path, MPI_Comm comm) : pat
   id.step = h5::read_int_attribute(file_, "step");
   id.steps = h5::read_int_attribute(file_, "steps");
   id.ranks = static_cast<int>(h5::read_int_attribute(file_, "ranks"));
-  if (!h5::exists(file_, "state") || !h5::exists(file_, "run_file"))
-    throw InputError("checkpoint '" + path + "' is damaged: it has no state or no run file");
-  state_ = h5::open_group(file_, "state");
+  if (h5::has_attribute(file_, "inputs")) id.inputs = h5::read_string_attribute(file_, "inputs");
+  if (id.steps < 1 || id.step < 0 || id.step > id.steps || id.ranks < 1)
+    throw InputError("step " + std::to_string(id.step) + " of " + std::to_string(id.steps) + " on " +
+                     std::to_string(id.ranks) + " ranks");
 }
 
 void CheckpointReader::rows(const std::string& name, double* local, const Partition& p, int width) const {
@@ -123,9 +136,21 @@ void CheckpointReader::rows(const std::string& name, double* local, const Partit
   h5::read_slab(d, H5T_NATIVE_DOUBLE, local, p.begin(rank), p.count(rank));
 }
 
+namespace {
+// A state dataset of numbers, or InputError naming it.
+h5::Handle numeric_state(hid_t state, const std::string& name, const std::string& path) {
+  if (!h5::exists(state, name)) throw InputError("checkpoint '" + path + "' has no state '" + name + "'");
+  h5::Handle d = h5::open_dataset(state, name);
+  h5::Handle type = h5::make_type_handle(TOKDYN_H5(H5Dget_type(d)));
+  const H5T_class_t cls = H5Tget_class(type);
+  if (cls != H5T_INTEGER && cls != H5T_FLOAT)
+    throw InputError("checkpoint '" + path + "' is damaged: state '" + name + "' does not hold numbers");
+  return d;
+}
+}  // namespace
+
 std::vector<double> CheckpointReader::values(const std::string& name) const {
-  if (!h5::exists(state_, name)) throw InputError("checkpoint '" + path_ + "' has no state '" + name + "'");
-  h5::Handle d = h5::open_dataset(state_, name);
+  h5::Handle d = numeric_state(state_, name, path_);
   hsize_t n = 1;
   for (hsize_t k : h5::dims(d)) n *= k;
   std::vector<double> v(n);
@@ -134,11 +159,29 @@ std::vector<double> CheckpointReader::values(const std::string& name) const {
 }
 
 std::vector<std::int64_t> CheckpointReader::integers(const std::string& name) const {
-  if (!h5::exists(state_, name)) throw InputError("checkpoint '" + path_ + "' has no state '" + name + "'");
-  h5::Handle d = h5::open_dataset(state_, name);
-  std::vector<std::int64_t> v(h5::dims(d)[0]);
+  h5::Handle d = numeric_state(state_, name, path_);
+  hsize_t n = 1;
+  for (hsize_t k : h5::dims(d)) n *= k;
+  std::vector<std::int64_t> v(n);
   if (!v.empty()) TOKDYN_H5(H5Dread(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()));
   return v;
+}
+
+namespace {
+template <class T>
+std::vector<T> sized(std::vector<T> v, std::size_t expected, const std::string& path, const std::string& name) {
+  if (v.size() != expected)
+    throw InputError("checkpoint '" + path + "' is damaged: state '" + name + "' has " + std::to_string(v.size()) +
+                     " values, this run needs " + std::to_string(expected));
+  return v;
+}
+}  // namespace
+
+std::vector<double> CheckpointReader::values(const std::string& name, std::size_t expected) const {
+  return sized(values(name), expected, path_, name);
+}
+std::vector<std::int64_t> CheckpointReader::integers(const std::string& name, std::size_t expected) const {
+  return sized(integers(name), expected, path_, name);
 }
 
 bool CheckpointReader::has(const std::string& name) const {

@@ -62,6 +62,10 @@ void select_rows(hid_t space, hsize_t begin, hsize_t count, int skip_dims = 0, h
 void transfer_slab(hid_t dataset, hid_t mem_type, void* data, hsize_t begin, hsize_t count, bool write,
                           int skip_dims, hsize_t row, bool collective = true) {
   std::vector<hsize_t> d = dims(dataset);
+  // A dataset without elements has nothing to move, and HDF5 refuses even an empty selection of one
+  // (an empty vector of a checkpoint: "can't write data"). Every rank sees the same shape.
+  for (hsize_t n : d)
+    if (n == 0) return;
   Handle file_space = make_space_handle(TOKDYN_H5(H5Dget_space(dataset)));
   select_rows(file_space, begin, count, skip_dims, row);
   std::vector<hsize_t> mem_dims(d.begin() + skip_dims, d.end());
@@ -306,8 +310,25 @@ void write_attribute(hid_t obj, const std::string& name, double value) {
 
 bool has_attribute(hid_t obj, const std::string& name) { return TOKDYN_H5(H5Aexists(obj, name.c_str())) > 0; }
 
-std::string read_string_attribute(hid_t obj, const std::string& name) {
+namespace {
+// A file tokdyn did not write (or one edited by hand) may lack an attribute or hold another type there:
+// an input error naming the attribute, never an internal one.
+Handle open_attribute(hid_t obj, const std::string& name, H5T_class_t want, const char* what) {
+  if (!has_attribute(obj, name)) throw InputError("attribute '" + name + "' is missing");
   Handle attr = make_attr_handle(TOKDYN_H5(H5Aopen(obj, name.c_str(), H5P_DEFAULT)));
+  Handle type = make_type_handle(TOKDYN_H5(H5Aget_type(attr)));
+  Handle space = make_space_handle(TOKDYN_H5(H5Aget_space(attr)));
+  const H5T_class_t cls = H5Tget_class(type);
+  const bool number = cls == H5T_INTEGER || cls == H5T_FLOAT;
+  if (want == H5T_STRING ? cls != H5T_STRING : !number)
+    throw InputError("attribute '" + name + "' is not " + what);
+  if (H5Sget_simple_extent_npoints(space) != 1) throw InputError("attribute '" + name + "' is not a single value");
+  return attr;
+}
+}  // namespace
+
+std::string read_string_attribute(hid_t obj, const std::string& name) {
+  Handle attr = open_attribute(obj, name, H5T_STRING, "a string");
   Handle file_type = make_type_handle(TOKDYN_H5(H5Aget_type(attr)));
   if (TOKDYN_H5(H5Tget_class(file_type)) != H5T_STRING)
     throw InputError("attribute '" + name + "' is not a string");
@@ -329,14 +350,14 @@ std::string read_string_attribute(hid_t obj, const std::string& name) {
 }
 
 std::int64_t read_int_attribute(hid_t obj, const std::string& name) {
-  Handle attr = make_attr_handle(TOKDYN_H5(H5Aopen(obj, name.c_str(), H5P_DEFAULT)));
+  Handle attr = open_attribute(obj, name, H5T_INTEGER, "a number");
   std::int64_t value = 0;
   TOKDYN_H5(H5Aread(attr, H5T_NATIVE_INT64, &value));
   return value;
 }
 
 double read_double_attribute(hid_t obj, const std::string& name) {
-  Handle attr = make_attr_handle(TOKDYN_H5(H5Aopen(obj, name.c_str(), H5P_DEFAULT)));
+  Handle attr = open_attribute(obj, name, H5T_FLOAT, "a number");
   double value = 0;
   TOKDYN_H5(H5Aread(attr, H5T_NATIVE_DOUBLE, &value));
   return value;
@@ -353,6 +374,49 @@ std::vector<std::string> dataset_paths(hid_t obj) {
   std::vector<std::string> paths;
   TOKDYN_H5(H5Ovisit2(obj, H5_INDEX_NAME, H5_ITER_INC, collect_dataset, &paths, H5O_INFO_BASIC));
   return paths;
+}
+
+namespace {
+herr_t collect_object(hid_t, const char* name, const H5O_info_t* info, void* out) {
+  if (std::string(name) != "." && (info->type == H5O_TYPE_DATASET || info->type == H5O_TYPE_GROUP))
+    static_cast<std::vector<std::string>*>(out)->push_back(name);
+  return 0;
+}
+herr_t collect_attribute(hid_t, const char* name, const H5A_info_t*, void* out) {
+  static_cast<std::vector<std::string>*>(out)->push_back(name);
+  return 0;
+}
+}  // namespace
+
+std::vector<std::string> object_paths(hid_t obj) {
+  std::vector<std::string> paths;
+  TOKDYN_H5(H5Ovisit2(obj, H5_INDEX_NAME, H5_ITER_INC, collect_object, &paths, H5O_INFO_BASIC));
+  return paths;
+}
+
+std::vector<std::string> attribute_names(hid_t obj) {
+  std::vector<std::string> names;
+  hsize_t at = 0;
+  TOKDYN_H5(H5Aiterate2(obj, H5_INDEX_NAME, H5_ITER_INC, &at, collect_attribute, &names));
+  return names;
+}
+
+std::string attribute_bytes(hid_t obj, const std::string& name) {
+  Handle attr = make_attr_handle(TOKDYN_H5(H5Aopen(obj, name.c_str(), H5P_DEFAULT)));
+  Handle type = make_type_handle(TOKDYN_H5(H5Aget_type(attr)));
+  Handle space = make_space_handle(TOKDYN_H5(H5Aget_space(attr)));
+  const hssize_t points = TOKDYN_H5(H5Sget_simple_extent_npoints(space));
+  std::string bytes = std::to_string(H5Tget_class(type)) + ":" + std::to_string(H5Tget_size(type)) + ":" +
+                      std::to_string(points) + ":";
+  if (TOKDYN_H5(H5Tis_variable_str(type)) > 0) {
+    if (points != 1) throw InputError("attribute '" + name + "' is an array of strings");
+    return bytes + read_string_attribute(obj, name);
+  }
+  if (H5Tget_class(type) == H5T_VLEN || H5Tget_class(type) == H5T_REFERENCE)
+    throw InputError("attribute '" + name + "' holds references or variable-length data");
+  std::string value(static_cast<std::size_t>(points) * H5Tget_size(type), '\0');
+  if (!value.empty()) TOKDYN_H5(H5Aread(attr, type, value.data()));
+  return bytes + value;
 }
 
 std::vector<hsize_t> dims(hid_t dataset) {

@@ -55,6 +55,8 @@ RunFile RunFile::create(const std::string& path, MPI_Comm comm, const RunInfo& i
   h5::write_attribute(f.file_, "deck", info.deck_text);
   h5::write_attribute(f.file_, "seed", static_cast<std::int64_t>(info.seed));
   h5::write_attribute(f.file_, "ranks", static_cast<std::int64_t>(ranks));
+  h5::write_attribute(f.file_, "rank_history", std::to_string(ranks));
+  h5::write_attribute(f.file_, "input_files", info.inputs);
   h5::write_attribute(f.file_, "start_time", now_iso8601(comm));
   h5::write_attribute(f.file_, "end_time", std::string());
   h5::write_attribute(f.file_, "status", std::string("running"));
@@ -96,6 +98,10 @@ RunFile RunFile::reopen(const std::string& path, MPI_Comm comm) {
   int ranks = 1;
   TOKDYN_MPI_CHECK(MPI_Comm_size(comm, &ranks));
   h5::write_attribute(f.file_, "ranks", static_cast<std::int64_t>(ranks));  // of the run that finishes it
+  // Every continuation's rank count: a run continued on another count is equal to round-off only.
+  const std::string history =
+      h5::has_attribute(f.file_, "rank_history") ? h5::read_string_attribute(f.file_, "rank_history") : "";
+  h5::write_attribute(f.file_, "rank_history", (history.empty() ? "" : history + ",") + std::to_string(ranks));
   f.set_status("running");
   return f;
 }

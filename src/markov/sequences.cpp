@@ -1,6 +1,11 @@
 #include "tokdyn/markov/sequences.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <cmath>
 #include <fstream>
 #include <functional>
@@ -11,6 +16,8 @@
 #include <utility>
 
 #include "tokdyn/core/error.hpp"
+#include "tokdyn/core/error_exit.hpp"
+#include "tokdyn/io/input_file.hpp"
 #include "tokdyn/core/random.hpp"
 
 namespace tokdyn {
@@ -46,29 +53,39 @@ SequenceItems empty_items(int d, std::int64_t s, std::int64_t n_global, std::int
 
 }  // namespace
 
+namespace {
+// Enough digits that a sum off by 1e-12 does not print as 1.000000.
+std::string exact(double x) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", x);
+  return text;
+}
+}  // namespace
+
 std::vector<double> stage_four_pi(int d, double pi1, const std::vector<double>& c, double delta) {
   if (static_cast<int>(c.size()) != d - 1)
-    throw InputError("markov.c needs d - 1 = " + std::to_string(d - 1) + " values, got " + std::to_string(c.size()));
+    throw InputError("markov.family_c needs d - 1 = " + std::to_string(d - 1) + " values, got " + std::to_string(c.size()));
   double sum = 0;
   for (double v : c) sum += v;
-  if (std::abs(sum) > 1e-12) throw InputError("markov.c must sum to 0 (the family keeps sum pi = 1), sums to " + std::to_string(sum));
+  if (std::abs(sum) > 1e-12)
+    throw InputError("markov.family_c must sum to 0 (within 1e-12; the family keeps sum pi = 1), sums to " + exact(sum));
   std::vector<double> pi(d);
   pi[0] = pi1;
   for (int i = 1; i < d; ++i) pi[i] = (1 - pi1) / (d - 1) + c[i - 1] * delta;
   return pi;
 }
 
-void check_chain(const MarkovChain& chain) {
-  if (chain.d < 2) throw InputError("markov: the vocabulary needs d >= 2 tokens");
+void check_chain(const MarkovChain& chain, const std::string& pi_key, const std::string& lambda_key) {
+  if (chain.d < 2) throw InputError(pi_key + ": the vocabulary needs d >= 2 tokens");
   if (static_cast<int>(chain.pi.size()) != chain.d)
-    throw InputError("markov.pi has " + std::to_string(chain.pi.size()) + " entries, d = " + std::to_string(chain.d));
+    throw InputError(pi_key + " has " + std::to_string(chain.pi.size()) + " entries, d = " + std::to_string(chain.d));
   double sum = 0;
   for (int i = 0; i < chain.d; ++i) {
-    if (!(chain.pi[i] > 0)) throw InputError("markov.pi: entry " + std::to_string(i) + " is not positive");
+    if (!(chain.pi[i] > 0)) throw InputError(pi_key + ": entry " + std::to_string(i) + " is not positive");
     sum += chain.pi[i];
   }
-  if (std::abs(sum - 1) > 1e-12) throw InputError("markov.pi must sum to 1, sums to " + std::to_string(sum));
-  if (!(chain.lam >= 0 && chain.lam < 1)) throw InputError("markov.lambda must lie in [0, 1)");
+  if (std::abs(sum - 1) > 1e-12) throw InputError(pi_key + " must sum to 1 (within 1e-12), sums to " + exact(sum));
+  if (!(chain.lam >= 0 && chain.lam < 1)) throw InputError(lambda_key + " must lie in [0, 1)");
 }
 
 std::int64_t population_states(int d, std::int64_t s) {
@@ -151,35 +168,142 @@ SequenceItems sample_items(const MarkovChain& chain, std::int64_t s, std::int64_
   return items;
 }
 
-TokenizedText tokenize_text(const std::string& path, bool bytes, const std::string& key) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(key + " '" + path + "' cannot be opened");
-  const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<std::string> symbols;  // per position
-  for (std::size_t k = 0; k < data.size();) {
-    const auto c = static_cast<unsigned char>(data[k]);
-    std::size_t len = 1;
-    if (!bytes) {
-      len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-      bool ok = len > 0 && k + len <= data.size();
-      for (std::size_t b = 1; ok && b < len; ++b) ok = (static_cast<unsigned char>(data[k + b]) >> 6) == 0x2;
-      if (!ok)
-        throw InputError("text file '" + path + "': invalid UTF-8 at byte " + std::to_string(k) +
-                         " (use markov.tokenizer = bytes)");
+namespace {
+
+// The symbols of a text, read by rank 0 in 1 MiB pieces: each symbol (a UTF-8 sequence or a byte) packed
+// big-endian into 32 bits, so that numeric order is byte order (code point order), then replaced in place
+// by its rank among the distinct ones. 4 bytes per symbol and one piece: a text is never held as strings.
+std::string read_symbols(const std::string& path, bool bytes, const std::string& key, std::vector<int>& codes,
+                         std::vector<std::string>& vocabulary) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK);
+  if (fd < 0) return key + " '" + path + "' cannot be opened: " + std::strerror(errno);
+  const std::string tokenizer = key.substr(0, key.find('.')) + ".tokenizer";
+  std::vector<unsigned char> buf(1 << 20);
+  unsigned char carry[4];
+  std::size_t carried = 0;  // bytes of a UTF-8 sequence cut by the end of a piece
+  std::uint64_t offset = 0;  // of buf[0] in the file
+  std::string problem;
+  for (;;) {
+    const ssize_t got = ::read(fd, buf.data(), buf.size());
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      problem = key + " '" + path + "' cannot be read: " + std::strerror(errno);
+      break;
     }
-    symbols.push_back(data.substr(k, len));
-    k += len;
+    const std::size_t n = static_cast<std::size_t>(got);
+    std::size_t k = 0;
+    // A sequence cut by the last piece: complete it from this one.
+    while (carried > 0 && k < n) {
+      carry[carried++] = buf[k++];
+      const unsigned char c = carry[0];
+      const std::size_t len = (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : 4;
+      if ((carry[carried - 1] >> 6) != 0x2) {
+        problem = "text file '" + path + "': invalid UTF-8 at byte " + std::to_string(offset - (carried - k)) +
+                  " (use " + tokenizer + " = bytes)";
+        break;
+      }
+      if (carried == len) {
+        std::uint32_t code = 0;
+        for (std::size_t b = 0; b < 4; ++b) code = code << 8 | (b < len ? carry[b] : 0u);
+        codes.push_back(static_cast<int>(code));
+        carried = 0;
+      }
+    }
+    if (!problem.empty()) break;
+    if (n == 0) {
+      if (carried > 0)
+        problem = "text file '" + path + "': invalid UTF-8 at byte " + std::to_string(offset - carried) +
+                  " (the file ends inside a character; use " + tokenizer + " = bytes)";
+      break;
+    }
+    for (; k < n;) {
+      const unsigned char c = buf[k];
+      std::size_t len = 1;
+      if (!bytes) {
+        len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+        bool ok = len > 0;
+        for (std::size_t b = 1; ok && b < len && k + b < n; ++b) ok = (buf[k + b] >> 6) == 0x2;
+        if (!ok) {
+          problem = "text file '" + path + "': invalid UTF-8 at byte " + std::to_string(offset + k) + " (use " +
+                    tokenizer + " = bytes)";
+          break;
+        }
+        if (k + len > n) {  // cut by the end of the piece
+          for (carried = 0; k < n; ++k) carry[carried++] = buf[k];
+          break;
+        }
+      }
+      std::uint32_t code = 0;
+      for (std::size_t b = 0; b < 4; ++b) code = code << 8 | (b < len ? buf[k + b] : 0u);
+      codes.push_back(static_cast<int>(code));
+      k += len;
+    }
+    if (!problem.empty()) break;
+    offset += n;
   }
+  ::close(fd);
+  if (!problem.empty()) return problem;
+  // The distinct codes in order, then each code replaced by its index.
+  std::unordered_map<std::uint32_t, int> ids;
+  for (int c : codes) ids.emplace(static_cast<std::uint32_t>(c), 0);
+  if (ids.size() < 2) return "text file '" + path + "' has fewer than 2 distinct symbols";
+  std::vector<std::uint32_t> distinct;
+  distinct.reserve(ids.size());
+  for (const auto& [code, id] : ids) distinct.push_back(code);
+  std::sort(distinct.begin(), distinct.end());
+  for (std::size_t i = 0; i < distinct.size(); ++i) {
+    ids[distinct[i]] = static_cast<int>(i);
+    std::string symbol;
+    for (int b = 3; b >= 0; --b)
+      if (const char ch = static_cast<char>(distinct[i] >> (8 * b)); ch != 0 || b == 3) symbol += ch;
+    vocabulary.push_back(symbol);
+  }
+  for (int& c : codes) c = ids[static_cast<std::uint32_t>(c)];
+  return "";
+}
+
+}  // namespace
+
+double text_memory(double file_bytes) { return 4.0 * file_bytes + (1 << 20); }
+
+TokenizedText tokenize_text(const Comm& comm, const std::string& path, bool bytes, const std::string& key,
+                            double memory_limit) {
   TokenizedText text;
-  std::map<std::string, int> ids;  // byte order of UTF-8 is code point order
-  for (const std::string& sym : symbols) ids.emplace(sym, 0);
-  if (ids.size() < 2) throw InputError("text file '" + path + "' has fewer than 2 distinct symbols");
-  for (auto& [sym, id] : ids) {
-    id = static_cast<int>(text.vocabulary.size());
-    text.vocabulary.push_back(sym);
+  std::string problem;
+  if (comm.root()) {
+    try {
+      const double size = static_cast<double>(regular_file_size(key, path));
+      if (memory_limit > 0 && text_memory(size) > memory_limit)
+        problem = key + " '" + path + "' (" + format_bytes(size) + ") needs about " + format_bytes(text_memory(size)) +
+                  " per rank as tokens, more than the " + format_bytes(memory_limit) +
+                  " a rank may use (run.max_memory, or what the node has)";
+      else
+        problem = read_symbols(path, bytes, key, text.tokens, text.vocabulary);
+    } catch (const InputError& e) {
+      problem = e.what();
+    }
+    if (!problem.empty()) text = TokenizedText();
   }
-  text.tokens.reserve(symbols.size());
-  for (const std::string& sym : symbols) text.tokens.push_back(ids[sym]);
+  require_all(comm.get(), problem.empty(), problem);
+  // The vocabulary as one text (a symbol may be any byte but NUL: each one's length first), then the tokens.
+  std::string words;
+  if (comm.root())
+    for (const std::string& v : text.vocabulary) words += std::to_string(v.size()) + ":" + v;
+  comm.broadcast(words);
+  if (!comm.root())
+    for (std::size_t k = 0; k < words.size();) {
+      const std::size_t colon = words.find(':', k), len = std::stoul(words.substr(k, colon - k));
+      text.vocabulary.push_back(words.substr(colon + 1, len));
+      k = colon + 1 + len;
+    }
+  unsigned long long n = text.tokens.size();
+  TOKDYN_MPI_CHECK(MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, comm.get()));
+  text.tokens.resize(n);
+  for (unsigned long long done = 0; done < n;) {
+    const int piece = static_cast<int>(std::min<unsigned long long>(n - done, 1ull << 28));
+    TOKDYN_MPI_CHECK(MPI_Bcast(text.tokens.data() + done, piece, MPI_INT, 0, comm.get()));
+    done += piece;
+  }
   return text;
 }
 

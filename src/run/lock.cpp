@@ -74,7 +74,7 @@ std::string holder(const std::map<std::string, std::string>& lock) {
 
 }  // namespace
 
-void RunLock::acquire(const Comm& comm, const std::string& path, const std::string& run_id) {
+void RunLock::acquire(const Comm& comm, const std::string& path, const std::string& run_id, const std::string& what) {
   path_ = path;
   std::string problem, note;
   if (comm.root()) {
@@ -107,7 +107,7 @@ void RunLock::acquire(const Comm& comm, const std::string& path, const std::stri
       const auto lock = read_lock(path);
       const std::string why = stale_reason(lock);
       if (why.empty()) {
-        problem = "output '" + path.substr(0, path.size() - 5) + "' is in use: lock '" + path + "' held by " +
+        problem = what + " '" + path.substr(0, path.size() - 5) + "' is in use: lock '" + path + "' held by " +
                   holder(lock) + "; wait for that run to end (or, if it is gone, remove the lock)";
         break;
       }

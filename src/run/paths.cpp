@@ -15,6 +15,8 @@ namespace fs = std::filesystem;
 namespace tokdyn {
 namespace {
 
+constexpr std::size_t kMaxName = 200, kMaxPath = 4000;
+
 bool same_file(const std::string& a, const std::string& b) {
   if (absolute_path(a) == absolute_path(b)) return true;
   std::error_code ec;
@@ -69,9 +71,32 @@ void check_run_files(const Comm& comm, const Deck& deck, const std::string& deck
                                 {"the partial output", paths.partial, false},
                                 {"run.checkpoint", paths.checkpoint, false},
                                 {"the lock", paths.lock, false},
+                                {"the log", log_path(paths.output), false},
                                 {"the checkpoint's temporary file", paths.checkpoint + ".tmp", false},
                                 {"the partial output's temporary file", paths.partial + ".tmp", false}};
+    if (!paths.checkpoint.empty()) files.push_back({"the checkpoint's lock", paths.checkpoint + ".lock", false});
     for (const auto& [key, path] : deck.input_files()) files.push_back({key, path, true});
+    // Names tokdyn gives to a run's own files: an output or checkpoint named so could be another run's
+    // partial file, lock, temporary or log (r.h5.part is r.h5's while it runs), so they are refused.
+    for (const auto& [role, path] : {std::pair<std::string, std::string>{output_key, paths.output},
+                                     {"run.checkpoint", paths.checkpoint}}) {
+      if (path.empty()) continue;  // a command without checkpoints
+      // Open MPI's shared file pointer names a file of its own after the base name (a 240-character
+      // name overflowed its buffer and aborted the run): base names of up to kMaxName leave it room.
+      const std::string base = fs::path(path).filename().string();
+      if (problem.empty() && base.size() > kMaxName)
+        problem = role + " '" + path + "': its file name has " + std::to_string(base.size()) +
+                  " characters, more than the " + std::to_string(kMaxName) + " tokdyn allows (MPI-IO adds to it)";
+      if (problem.empty() && absolute_path(path).size() > kMaxPath)
+        problem = role + " '" + path + "': its absolute path has more than " + std::to_string(kMaxPath) + " characters";
+      for (const char* suffix : {".part", ".lock", ".tmp", ".log"}) {
+        const std::string s = suffix;
+        if (problem.empty() && path.size() >= s.size() && path.compare(path.size() - s.size(), s.size(), s) == 0)
+          problem = role + " '" + path + "' ends in " + s + ", a name tokdyn keeps for a run's own " +
+                    (s == ".part" ? "partial output" : s == ".lock" ? "lock" : s == ".tmp" ? "temporary files" : "log") +
+                    ": choose another name";
+      }
+    }
     if (!deck_path.empty()) files.push_back({"the deck", deck_path, true});
     for (std::size_t j = 0; j < files.size() && problem.empty(); ++j)
       for (std::size_t i = 0; i < j && problem.empty(); ++i) {

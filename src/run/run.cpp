@@ -164,6 +164,18 @@ void Run::resolve(const DeckSchema& schema, const RunRequest& request, const std
     deck = std::make_unique<Deck>(given);
   }
   check_run_files(comm_, *deck, request.deck_path, paths_, output_key_);
+  // Every input is a regular file; a continuation (or a rerun) reads the same files as the run it continues.
+  inputs_ = input_files(comm_, *deck, !request.dry_run);
+  if (reader) {
+    const std::string changed = changed_input(parse_inputs(reader->identity().inputs, ckpt), inputs_,
+                                              "the checkpoint '" + ckpt + "'");
+    if (!changed.empty()) throw InputError(changed);
+  }
+  if (!request.inputs_record.empty()) {
+    const std::string changed =
+        changed_input(parse_inputs(request.inputs_record, request.inputs_origin), inputs_, request.inputs_origin);
+    if (!changed.empty()) throw InputError(changed);
+  }
   if (request.dry_run) {
     deck_ = std::move(deck);
     dry_run_ = true;
@@ -175,6 +187,16 @@ void Run::resolve(const DeckSchema& schema, const RunRequest& request, const std
                   "--restart '" + request.restart + "' is the same file as the run's output '" + mine + "'");
   run_id_ = reader ? reader->identity().run_id : new_run_id(comm_);
   lock_.acquire(comm_, paths_.lock, run_id_);
+  // The checkpoint has a lock of its own: a run whose run.checkpoint names a running run's checkpoint
+  // (or its output: the same lock) is refused instead of deleting it.
+  if (!paths_.checkpoint.empty()) {
+    try {
+      checkpoint_lock_.acquire(comm_, paths_.checkpoint + ".lock", run_id_, "checkpoint");
+    } catch (...) {
+      lock_.release();
+      throw;
+    }
+  }
 
   const bool output_exists = exists_on_root(comm_, paths_.output);
   if (reader) {
@@ -184,7 +206,7 @@ void Run::resolve(const DeckSchema& schema, const RunRequest& request, const std
         // The run finished after this checkpoint (its removal was cut short): nothing is left to do.
         if (absolute_path(ckpt) == absolute_path(paths_.checkpoint)) remove_collectively(paths_.checkpoint, comm_.get());
         comm_.print("'" + paths_.output + "' is this run, finished: nothing to do");
-        lock_.release();
+        release_locks();
         done_ = true;
         return;
       }
@@ -201,7 +223,7 @@ void Run::resolve(const DeckSchema& schema, const RunRequest& request, const std
     if (diff.empty()) {
       // Resubmitting a finished job (a sweep run again) is not an error.
       comm_.print("'" + paths_.output + "' is complete with this deck: nothing to do");
-      lock_.release();
+      release_locks();
       done_ = true;
       return;
     }
@@ -322,6 +344,7 @@ int Run::execute(RunState& state, RunInfo info) {
   info.deck_text = deck.resolved_text();
   info.deck = &deck;
   info.run_id = run_id_;
+  info.inputs = inputs_text(inputs_);
   const std::int64_t every = deck.get_int("run.checkpoint_every"), stop_at = deck.get_int("run.stop_at");
   checkpoint_seconds_ = deck.get_real("run.checkpoint_interval");
 
@@ -383,7 +406,7 @@ int Run::execute(RunState& state, RunInfo info) {
       state.release(*file);
       file->set_status("checkpointed");
       file->close();
-      lock_.release();
+      release_locks();
       pop_run_stage();
       comm_.print("checkpointed at " + unit_ + " " + std::to_string(step) + "/" + std::to_string(steps_) + " to '" +
                   paths_.checkpoint + "'" + (flags[2] ? std::string(" (signal) after ") + signal_name(flags[2]) : "") +
@@ -469,7 +492,7 @@ void Run::checkpoint(RunState& state, RunFile& file, std::int64_t step) {
   double free = comm_.root() ? free_bytes(directory_of(paths_.checkpoint)) : 0;
   TOKDYN_MPI_CHECK(MPI_Bcast(&free, 1, MPI_DOUBLE, 0, comm_.get()));
   if (free >= 0 && free < need) {
-    lock_.release();
+    release_locks();
     throw InputError("no space left on the device of '" + directory_of(paths_.checkpoint) + "' for the checkpoint of " +
                      unit_ + " " + std::to_string(step) + " (it needs about " + format_bytes(need) + ", " +
                      format_bytes(free) + " are free)" +
@@ -489,6 +512,7 @@ void Run::checkpoint(RunState& state, RunFile& file, std::int64_t step) {
   id.step = step;
   id.steps = steps_;
   id.ranks = comm_.size();
+  id.inputs = inputs_text(inputs_);
   const std::string tmp = paths_.checkpoint + ".tmp";
   CheckpointWriter out(tmp, comm_.get(), id);
   state.save(out);
@@ -506,19 +530,24 @@ void Run::fail(RunState& state, RunFile& file, const std::string& message) {
   file.set_status("failed");
   file.flush();  // before close: an unwinding may have left datasets open, and then the close fails
   file.close();
-  lock_.release();
+  release_locks();
   throw InputError(message, true);
+}
+
+void Run::release_locks() {
+  checkpoint_lock_.release();
+  lock_.release();
 }
 
 void Run::finish_files() {
   rename_collectively(paths_.partial, paths_.output, comm_.get());
   if (exists_on_root(comm_, paths_.checkpoint)) remove_collectively(paths_.checkpoint, comm_.get());
-  lock_.release();
+  release_locks();
 }
 
 void Run::write_once(const std::function<void(const std::string&)>& write) {
   write(paths_.output);
-  lock_.release();
+  release_locks();
   comm_.print("wrote '" + paths_.output + "'");
 }
 

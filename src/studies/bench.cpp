@@ -211,7 +211,7 @@ void run_bench(const Comm& comm, const Deck& deck) {
     // implementations (postprocess/bench_markov.py) rebuild the same windows and weights and compare.
     const std::string path = deck.get_text("bench.text_file");
     if (path.empty()) throw InputError("bench.kernel = markov needs bench.text_file");
-    const TokenizedText text = tokenize_text(path, false);
+    const TokenizedText text = tokenize_text(comm, path, false, "bench.text_file");
     const std::int64_t s = deck.get_int("bench.s"), windows = text_windows(text, s, 1);
     if (windows == 0) throw InputError("bench.text_file '" + path + "' is shorter than bench.s + 1 characters");
     items = text_items(text, s, 1, Partition(windows, comm.size()), comm.rank());

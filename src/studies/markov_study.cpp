@@ -16,7 +16,8 @@ DeckSchema MarkovStudy::schema() {
   s.add_choice("markov.data", "chain", {"chain", "text"}, "training data: Markov sequences, or windows of a text file");
   s.add_text("markov.pi", "0.75, 0.19, 0.05, 0.01", "chain: stationary law pi (comma list; d = its length)");
   s.add_real("markov.lambda", 0.5, "chain: probability lam of repeating the last token (P = lam I + (1 - lam) 1 pi^T)",
-             0.0, 1.0);
+             0.0, 1.0)
+      .max_exclusive = true;  // lambda = 1 repeats the first token for ever: no stationary law
   s.add_choice("markov.start", "pi", {"pi", "uniform"}, "chain: law of x_1");
   s.add_text("markov.family_c", "", "chain, stage IV: c_2..c_d (sum 0); when given, pi = (pi_1, (1 - pi_1)/(d - 1) + c_i delta)");
   s.add_real("markov.family_pi1", 0.75, "chain, stage IV: pi_1", 0.0, 1.0, true);
@@ -45,6 +46,10 @@ DeckSchema MarkovStudy::schema() {
   s.add_real("flow.rtol", 1e-8, "rk: relative tolerance of TSAdapt", 0.0, 1.0, true);
   s.add_real("flow.atol", 1e-12, "rk: absolute tolerance of TSAdapt", 0.0, 1.0, true);
   s.add_real("flow.first_step", 1e-3, "rk: the first trial step", 0.0, 1e6, true);
+  s.add_real("flow.divergence", 1e3,
+             "a record whose loss exceeds this many times the loss at t = 0 fails the run: the gradient flow never "
+             "raises the loss, so the step left it (0: never)",
+             0.0);
   return s;
 }
 
@@ -56,13 +61,16 @@ MarkovParams markov_params(const Deck& deck) {
   c.start_uniform = deck.get_text("markov.start") == "uniform";
   const std::vector<double> family = parse_real_list("markov.family_c", deck.get_text("markov.family_c"), true);
   if (family.empty()) {
+    if (deck.get_real("markov.delta") != 0)
+      throw InputError("markov.delta = " + deck.get_text("markov.delta") +
+                       " acts only on the stage-IV family: give markov.family_c too (or leave delta at 0)");
     c.pi = parse_real_list("markov.pi", deck.get_text("markov.pi"));
   } else {
     c.pi = stage_four_pi(static_cast<int>(family.size()) + 1, deck.get_real("markov.family_pi1"), family,
                          deck.get_real("markov.delta"));
   }
   c.d = static_cast<int>(c.pi.size());
-  if (p.data == "chain") check_chain(c);
+  if (p.data == "chain") check_chain(c, "markov.pi", "markov.lambda");
   p.s = deck.get_int("markov.s");
   p.loss = deck.get_text("markov.loss");
   p.samples = deck.get_int("markov.N");
@@ -88,6 +96,7 @@ MarkovParams markov_params(const Deck& deck) {
     throw InputError("flow.output = dense needs flow.method = rk (gradient descent records at whole steps)");
   p.time = deck.get_real("flow.time");
   p.records = deck.get_int("flow.records");
+  p.divergence = deck.get_real("flow.divergence");
   if (p.flow.method == "gd") {
     // Each record interval must be a whole number of steps.
     const double steps = p.time / (static_cast<double>(p.records) * p.flow.lr);
@@ -156,6 +165,8 @@ class MarkovRun : public RunState {
 
   std::string observe(std::int64_t k, RunFile& file) override {
     theta_ = flow_.theta();
+    // Weights that overflowed have no observables (their eigen-decompositions fail): the run's poll fails it.
+    if (!finite()) return nonfinite_message(k);
     const OneLayerEvaluation e = evaluate_one_layer(p_.shape, theta_.data(), items_, nullptr, comm_.get());
     const MarkovObservables o = markov_observables(p_.shape, theta_.data(), e, pi_, g_direction_, initial_);
     DiagnosticsRow row;
@@ -193,7 +204,16 @@ class MarkovRun : public RunState {
     series_.sv0.push_back(o.sv_w0[0]);
     series_.sv1.push_back(o.sv_w0.size() > 1 ? o.sv_w0[1] : 0.0);
     series_.g_norm.push_back(along_g(theta_));
-    return std::isfinite(o.loss) ? "" : "the loss is NaN or Inf at t = " + std::to_string(flow_.time());
+    char at[96];
+    std::snprintf(at, sizeof at, "record %lld (t = %.6g)", static_cast<long long>(k), flow_.time());
+    if (!std::isfinite(o.loss)) return std::string("the loss is NaN or Inf at ") + at + " (lower flow.lr or flow.rtol)";
+    if (p_.divergence > 0 && k > 0 && o.loss > p_.divergence * series_.loss.front()) {
+      char line[256];
+      std::snprintf(line, sizeof line, "the flow diverged at %s: loss %.6g, more than flow.divergence = %g times the "
+                    "loss %.6g at t = 0 (lower flow.lr or flow.rtol)", at, o.loss, p_.divergence, series_.loss.front());
+      return line;
+    }
+    return "";
   }
 
   bool finite() const override {
@@ -218,7 +238,7 @@ class MarkovRun : public RunState {
   }
   void restore(const CheckpointReader& in, RunFile&) override {
     FlowCheckpoint c;
-    c.theta = in.values("theta");
+    c.theta = in.values("theta", p_.shape.size());
     c.time = in.real_attribute("time");
     c.step = in.real_attribute("step");
     c.steps = in.int_attribute("steps");
@@ -227,7 +247,9 @@ class MarkovRun : public RunState {
     flow_.resume(c);
     flow_.set_evaluations(in.int_attribute("evaluations"));
     theta_ = flow_.theta();
-    for (const auto& [name, v] : stage_series(series_)) *v = in.values(name);
+    // One entry per record, record 0 included.
+    const std::size_t records = static_cast<std::size_t>(in.identity().step) + 1;
+    for (const auto& [name, v] : stage_series(series_)) *v = in.values(name, records);
     last_loss_ = series_.loss.back();
   }
 
@@ -316,7 +338,8 @@ class MarkovRun : public RunState {
 
 MarkovStudy::MarkovStudy(const Comm& comm, const Deck& deck) : comm_(comm), params_(markov_params(deck)) {
   if (params_.data == "text") {
-    text_ = tokenize_text(params_.text_file, params_.tokenizer == "bytes", "markov.text_file");
+    text_ = tokenize_text(comm, params_.text_file, params_.tokenizer == "bytes", "markov.text_file",
+                          memory_per_rank(comm, max_memory_from_deck(deck)));
     params_.shape.d = static_cast<int>(text_.vocabulary.size());
     items_ = text_windows(text_, params_.s, params_.stride);
     if (items_ == 0)

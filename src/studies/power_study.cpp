@@ -270,9 +270,10 @@ class PowerRun : public RunState {
 
   void restore(const CheckpointReader& in, RunFile& file) override {
     in.rows("X", x_.data(), partition_, d_);
-    index_ = in.integers("layer");
-    pair_ = in.integers("pair");
-    for (int k = 0; k < kSeries; ++k) series_[k] = in.values(kNames[k]);
+    const std::size_t layers = static_cast<std::size_t>(in.identity().step);  // one entry per layer done
+    index_ = in.integers("layer", layers);
+    pair_ = in.integers("pair", layers);
+    for (int k = 0; k < kSeries; ++k) series_[k] = in.values(kNames[k], layers);
     detector_.restore(in.int_attribute("circulating_layers"), in.int_attribute("settled") != 0);
   }
 

@@ -165,10 +165,14 @@ std::unique_ptr<Dynamics> SdeStudy::dynamics() {
 }
 
 std::string SdeStudy::banner() const {
-  char line[256];
-  std::snprintf(line, sizeof line, "tokdyn sde (%s, %s field, %lld modes): N = %lld, d = %d, L = %lld, T = %g",
-                scheme_.c_str(), field_.style.c_str(), static_cast<long long>(modes_), static_cast<long long>(n_), d_,
-                static_cast<long long>(layers_), horizon_);
+  char noise[128] = "no noise", line[384];
+  if (params_.noise) {
+    // --dry-run asks before setup(): the field's modes (a Fourier order set by its tolerance) from a field of its own.
+    const std::int64_t modes = modes_ > 0 ? modes_ : make_field(field_)->modes();
+    std::snprintf(noise, sizeof noise, "%s field, %lld modes", field_.style.c_str(), static_cast<long long>(modes));
+  }
+  std::snprintf(line, sizeof line, "tokdyn sde (%s, %s): N = %lld, d = %d, L = %lld, T = %g", scheme_.c_str(), noise,
+                static_cast<long long>(n_), d_, static_cast<long long>(layers_), horizon_);
   return line;
 }
 

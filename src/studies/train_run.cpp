@@ -220,14 +220,10 @@ class TrainRun : public RunState {
   }
 
   void restore(const CheckpointReader& in, RunFile&) override {
-    const std::vector<double> theta = in.values("theta");
-    if (theta.size() != theta_.size())
-      throw InputError("the checkpoint holds " + std::to_string(theta.size()) + " parameters, this model " +
-                       std::to_string(theta_.size()));
+    const std::vector<double> theta = in.values("theta", theta_.size());
     std::copy(theta.begin(), theta.end(), theta_.begin());
     for (const auto& [name, v] : optimizer_->state_vectors()) {
-      const std::vector<double> s = in.values("optimizer_" + name);
-      if (s.size() != v->size()) throw InputError("the checkpoint's optimizer state '" + name + "' has the wrong size");
+      const std::vector<double> s = in.values("optimizer_" + name, v->size());
       std::copy(s.begin(), s.end(), v->begin());
     }
     for (const auto& [name, v] : optimizer_->state_scalars()) *v = in.real_attribute("optimizer_" + name);
@@ -236,6 +232,11 @@ class TrainRun : public RunState {
     max_drift_ = in.real_attribute("max_drift"), max_relative_ = in.real_attribute("max_relative");
     best_step_ = static_cast<std::int64_t>(in.real_attribute("best_step"));
     reference_ = in.values("charge_reference");
+    // Empty until the charges first rise above round-off; then qk and vo of every head.
+    const std::size_t D = static_cast<std::size_t>(p_.model.head_dim()), charges = 2 * static_cast<std::size_t>(p_.model.layers * p_.model.heads) * D * D;
+    if (!reference_.empty() && reference_.size() != charges)
+      throw InputError("checkpoint '" + in.path() + "' is damaged: state 'charge_reference' has " +
+                       std::to_string(reference_.size()) + " values, this run needs 0 or " + std::to_string(charges));
   }
 
   void finish(RunFile& file) override {

@@ -15,9 +15,11 @@ DeckSchema TrainStudy::schema() {
   s.add_choice("train.data", "text", {"text", "markov"}, "training data: a text file, or a sample path of a Markov chain");
   s.add_file("train.text_file", "", "text: a UTF-8 file");
   s.add_choice("train.tokenizer", "chars", {"chars", "bytes"}, "text: tokens are characters or bytes");
-  s.add_real("train.validation", 0.1, "the last fraction of the tokens held out for validation", 0.0, 1.0, true);
+  s.add_real("train.validation", 0.1, "the last fraction of the tokens held out for validation", 0.0, 1.0, true)
+      .max_exclusive = true;  // some tokens must be left to train on
   s.add_text("train.markov_pi", "0.4, 0.3, 0.2, 0.1", "markov: stationary law pi (comma list; the vocabulary is its length)");
-  s.add_real("train.markov_lambda", 0.5, "markov: probability of repeating the last token", 0.0, 1.0);
+  s.add_real("train.markov_lambda", 0.5, "markov: probability of repeating the last token", 0.0, 1.0).max_exclusive =
+      true;  // lambda = 1 repeats the first token for ever: no stationary law
   s.add_int("train.markov_tokens", 200000, "markov: length of the sample path (from the seed)", 2);
   s.add_int("train.steps", 1000, "optimizer steps", 1);
   s.add_int("train.batch", 8, "sequences per step (spread over the ranks)", 1);
@@ -88,7 +90,7 @@ TrainParams train_params(const Deck& deck) {
   p.chain.pi = parse_real_list("train.markov_pi", deck.get_text("train.markov_pi"));
   p.chain.d = static_cast<int>(p.chain.pi.size());
   p.chain.lam = deck.get_real("train.markov_lambda");
-  if (p.data == "markov") check_chain(p.chain);
+  if (p.data == "markov") check_chain(p.chain, "train.markov_pi", "train.markov_lambda");
   p.markov_tokens = deck.get_int("train.markov_tokens");
   p.steps = deck.get_int("train.steps");
   p.batch = deck.get_int("train.batch");
@@ -167,7 +169,8 @@ TrainParams train_params(const Deck& deck) {
 
 TrainStudy::TrainStudy(const Comm& comm, const Deck& deck) : comm_(comm), params_(train_params(deck)) {
   if (params_.data == "text") {
-    text_ = tokenize_text(params_.text_file, params_.tokenizer == "bytes", "train.text_file");
+    text_ = tokenize_text(comm, params_.text_file, params_.tokenizer == "bytes", "train.text_file",
+                          memory_per_rank(comm, max_memory_from_deck(deck)));
   } else {
     // One sample path of the chain (x_1 ~ pi), from the seed.
     text_.tokens = sample_sequence(params_.chain, params_.markov_tokens - 1, params_.seed, 0);
@@ -175,6 +178,7 @@ TrainStudy::TrainStudy(const Comm& comm, const Deck& deck) : comm_(comm), params
   }
   params_.model.vocab = static_cast<int>(text_.vocabulary.size());
   split_ = split_text(text_, params_.validation, params_.model.context);
+  std::vector<int>().swap(text_.tokens);  // the split holds them now
   if (params_.settings.tensor_projection) params_.settings.blocks = GptLayout(params_.model).blocks();
 }
 
@@ -191,7 +195,7 @@ MemoryEstimate TrainStudy::memory() const {
   memory.add("the batch's gradient sum in double [D]", 8 * D);
   memory.add("activations of one sequence (double)",
              8 * (m.layers * (n * C * 11 + m.heads * n * n + 2 * n * 4 * C) + n * m.vocab));
-  memory.add("the tokens", 4.0 * static_cast<double>(split_.train.size() + split_.validation.size()));
+  memory.add("the tokens", static_cast<double>(split_.train.size() + split_.validation.size()), 4);
   return memory;
 }
 

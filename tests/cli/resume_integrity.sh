@@ -34,8 +34,8 @@ grep -q "nothing to do" log.txt || fail "synchronize --resume on a finished run:
 # Output, checkpoint and input files are distinct files.
 expect_error 2 "run.checkpoint 'same.h5' is the same file as run.output" "${d[@]}" --run.output=same.h5 \
   --run.checkpoint=same.h5
-expect_error 2 "run.checkpoint 'x.h5.part' is the same file as the partial output" "${d[@]}" --run.output=x.h5 \
-  --run.checkpoint=x.h5.part
+expect_error 2 "run.checkpoint 'x.h5.part' ends in .part, a name tokdyn keeps for a run's own partial output" \
+  "${d[@]}" --run.output=x.h5 --run.checkpoint=x.h5.part
 "$PYTHON" -c "import h5py, numpy as np; h5py.File('tokens.h5', 'w')['X'] = np.random.default_rng(1).normal(size=(64, 4))"
 cp tokens.h5 tokens.orig
 expect_error 2 "run.output 'tokens.h5' is the same file as tokens.file" "${d[@]}" --run.output=tokens.h5 --force \

@@ -3,6 +3,7 @@
 // large sample, the symmetries behind the conserved C_m and C_k, stage I's matrix G, rank independence.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -232,25 +233,67 @@ TEST(Markov, RankIndependence) {
 // Characters (UTF-8 code points, sorted) or bytes; windows of s tokens with the next one as target.
 TEST(Markov, TextWindows) {
   const Comm comm;
-  const std::string path = "markov_text_" + std::to_string(comm.rank()) + ".txt";
-  {
+  const std::string path = "markov_text.txt";  // rank 0 reads it for every rank
+  if (comm.root()) {
     std::ofstream out(path, std::ios::binary);
     out << "ab\xc3\xa9" "ba\xc3\xa9";  // a b é b a é
   }
-  const TokenizedText chars = tokenize_text(path, false);
+  comm.barrier();
+  const TokenizedText chars = tokenize_text(comm, path, false, "markov.text_file");
   ASSERT_EQ(chars.vocabulary.size(), 3u);
   EXPECT_EQ(chars.vocabulary[2], "\xc3\xa9");
   EXPECT_EQ(chars.tokens, (std::vector<int>{0, 1, 2, 1, 0, 2}));
-  EXPECT_EQ(tokenize_text(path, true).vocabulary.size(), 4u);  // a, b, 0xc3, 0xa9
+  EXPECT_EQ(tokenize_text(comm, path, true, "markov.text_file").vocabulary.size(), 4u);  // a, b, 0xc3, 0xa9
   EXPECT_EQ(text_windows(chars, 3, 1), 3);
   const SequenceItems items = text_items(chars, 3, 1, Partition(3, 1), 0);
   EXPECT_EQ(items.last, (std::vector<int>{2, 1, 0}));
   EXPECT_EQ(items.counts, (std::vector<double>{1, 1, 1, 0, 2, 1, 1, 1, 1}));
   EXPECT_EQ(items.target[0 * 3 + 1], 1);  // after "abé" comes b
-  {
+  comm.barrier();
+  if (comm.root()) {
     std::ofstream out(path, std::ios::binary);
     out << "a\xc3";
   }
-  EXPECT_THROW(tokenize_text(path, false), InputError);
-  std::remove(path.c_str());
+  comm.barrier();
+  EXPECT_THROW(tokenize_text(comm, path, false, "markov.text_file"), InputError);
+  comm.barrier();
+  if (comm.root()) std::remove(path.c_str());
+}
+
+// A text longer than the reader's 1 MiB pieces, its characters of 1 to 4 bytes cut by the pieces' ends,
+// against the plain reference (the whole file as one string, one symbol string per position); a text whose
+// tokens exceed the memory limit is refused before it is read.
+TEST(Markov, TextInPieces) {
+  const Comm comm;
+  const std::string path = "markov_pieces.txt";
+  const char* symbols[] = {"a", "b", "\n", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xd0\xb6"};
+  std::string data;
+  for (std::uint64_t k = 0; data.size() < (std::size_t(5) << 19); ++k)  // 2.5 MiB
+    data += symbols[(k * 2654435761u >> 7) % 7];
+  if (comm.root()) std::ofstream(path, std::ios::binary) << data;
+  comm.barrier();
+  const TokenizedText text = tokenize_text(comm, path, false, "train.text_file");
+  // Reference: split by the lead byte, sorted distinct strings, ids by position.
+  std::vector<std::string> each;
+  for (std::size_t k = 0; k < data.size();) {
+    const auto c = static_cast<unsigned char>(data[k]);
+    const std::size_t len = c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+    each.push_back(data.substr(k, len));
+    k += len;
+  }
+  std::vector<std::string> vocabulary = each;
+  std::sort(vocabulary.begin(), vocabulary.end());
+  vocabulary.erase(std::unique(vocabulary.begin(), vocabulary.end()), vocabulary.end());
+  ASSERT_EQ(text.vocabulary, vocabulary);
+  ASSERT_EQ(text.tokens.size(), each.size());
+  for (std::size_t k = 0; k < each.size(); ++k)
+    ASSERT_EQ(text.vocabulary[text.tokens[k]], each[k]) << "at symbol " << k;
+  try {
+    tokenize_text(comm, path, false, "train.text_file", 1e6);
+    ADD_FAILURE() << "a 2.5 MB text under a 1 MB limit was read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("more than the"), std::string::npos) << e.what();
+  }
+  comm.barrier();
+  if (comm.root()) std::remove(path.c_str());
 }

@@ -18,6 +18,8 @@ class Comm {
   // Prints on rank 0 only (stdout, flushed): progress and summaries.
   void print(const std::string& line) const;
   void barrier() const;
+  // Rank 0's text, on every rank.
+  void broadcast(std::string& text) const;
 
  private:
   MPI_Comm comm_;

@@ -20,6 +20,7 @@ struct KeySpec {
   double min = -std::numeric_limits<double>::infinity();
   double max = std::numeric_limits<double>::infinity();
   bool min_exclusive = false;
+  bool max_exclusive = false;  // set on the returned spec: `--help` and the check read the same flag
   std::vector<std::string> choices;
   std::string range_reason;  // why the range is what it is, added to an out-of-range message
   bool run_control = false;  // may differ between a checkpoint and its restart (output cadence, ...)

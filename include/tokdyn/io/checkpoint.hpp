@@ -3,7 +3,8 @@
 // run file is restored from it on a restart, which undoes whatever a crash did to the run file after it.
 //   /           attrs: format, complete (written last), command, run_id, output (absolute run-file path),
 //               checkpoint (its own absolute path when written), deck, deck_hash, ranks, step, steps, unit,
-//               tokdyn_version, git_revision, written
+//               tokdyn_version, git_revision, written, inputs (key, path, size, content hash of every
+//               input file, one line each)
 //   /state/*    the state, as the run's RunState wrote it (distributed rows, replicated values, attributes)
 //   /run_file   uint8 [bytes]: the partial run file at this step
 #pragma once
@@ -31,6 +32,7 @@ struct CheckpointIdentity {
   std::int64_t step = 0;   // steps done
   std::int64_t steps = 0;  // of the whole run
   int ranks = 0;           // of the run that wrote it
+  std::string inputs;      // run/inputs.hpp: the input files the run started from ("" in older checkpoints)
 };
 
 // Collective from construction to close().
@@ -62,9 +64,14 @@ class CheckpointReader {
  public:
   CheckpointReader(const std::string& path, MPI_Comm comm);
   const CheckpointIdentity& identity() const { return identity_; }
+  const std::string& path() const { return path_; }
   void rows(const std::string& name, double* local, const Partition& partition, int width) const;
   std::vector<double> values(const std::string& name) const;
   std::vector<std::int64_t> integers(const std::string& name) const;
+  // The same, refused (InputError naming the state) unless it holds `expected` values: a restored array's
+  // size is what the deck and the step imply, never what a damaged or edited file says.
+  std::vector<double> values(const std::string& name, std::size_t expected) const;
+  std::vector<std::int64_t> integers(const std::string& name, std::size_t expected) const;
   bool has(const std::string& name) const;  // a dataset or attribute of the state
   std::int64_t int_attribute(const std::string& name) const;
   double real_attribute(const std::string& name) const;
@@ -74,6 +81,8 @@ class CheckpointReader {
   MPI_Comm comm() const { return comm_; }
 
  private:
+  void read_identity();
+
   std::string path_;
   MPI_Comm comm_;
   h5::Handle file_, state_;

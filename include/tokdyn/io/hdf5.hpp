@@ -82,6 +82,11 @@ double read_double_attribute(hid_t obj, const std::string& name);
 
 // The paths of every dataset under obj (no leading '/'), in name order.
 std::vector<std::string> dataset_paths(hid_t obj);
+// Every group and dataset below obj (not obj itself), and the attribute names of one object.
+std::vector<std::string> object_paths(hid_t obj);
+std::vector<std::string> attribute_names(hid_t obj);
+// An attribute as comparable bytes: its type and shape, then its value (variable-length strings by content).
+std::string attribute_bytes(hid_t obj, const std::string& name);
 
 // Dimensions of a dataset.
 std::vector<hsize_t> dims(hid_t dataset);

@@ -1,7 +1,9 @@
 // The run file of README.md ("Output: the run file"): one HDF5 file per run, written collectively.
 //   /                 attrs: tokdyn_version, git_revision, command, deck, seed, ranks, start_time,
 //                     end_time, run_id, status = running | checkpointed | complete | failed (and error),
-//                     petsc_options, and every deck key as a typed attribute ("model.N" = 64)
+//                     petsc_options, input_files (key, path, size, content hash per line), rank_history
+//                     (the rank count of every start and continuation, "2,3"), and every deck key as a
+//                     typed attribute ("model.N" = 64)
 //   /tokens/X         [snapshots, N, d];  /tokens/layer, /tokens/time [snapshots]
 //   /diagnostics/*    one series per observable, indexed like /diagnostics/layer (created with its first row)
 //   /<study>/*        study-specific results (n = 0 in RunInfo: no /tokens)
@@ -30,6 +32,7 @@ struct RunInfo {
   int d = 0;
   std::string run_id;
   const Deck* deck = nullptr;  // its keys become typed root attributes
+  std::string inputs;          // run/inputs.hpp: the input files (key, path, size, hash), one line each
 };
 
 // One row of diagnostics: scalars and integer histograms, by name (created on first use).

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tokdyn/core/comm.hpp"
 #include "tokdyn/core/partition.hpp"
 
 namespace tokdyn {
@@ -28,7 +29,8 @@ struct MarkovChain {
 // (c: d - 1 entries). InputError when an entry is not positive or the c_i do not sum to 0.
 std::vector<double> stage_four_pi(int d, double pi1, const std::vector<double>& c, double delta);
 // InputError unless pi has d positive entries summing to 1 (to 1e-12) and lam lies in [0, 1).
-void check_chain(const MarkovChain& chain);
+// InputError naming the deck keys of pi and lambda (markov.pi or train.markov_pi, ...).
+void check_chain(const MarkovChain& chain, const std::string& pi_key, const std::string& lambda_key);
 
 // This rank's items: weights sum to 1 over all ranks.
 struct SequenceItems {
@@ -63,8 +65,14 @@ struct TokenizedText {
   std::vector<std::string> vocabulary;
   std::vector<int> tokens;
 };
-// InputError for a missing or unreadable file, invalid UTF-8 (characters), or fewer than 2 symbols.
-TokenizedText tokenize_text(const std::string& path, bool bytes, const std::string& key = "text file");
+// Collective: rank 0 reads the file (key names it in errors: "train.text_file") in pieces and every rank
+// gets the result. InputError on every rank for a file that is not a regular one, one whose tokens would
+// need more than memory_limit bytes per rank (0: no limit; text_memory), invalid UTF-8 (characters), or
+// fewer than 2 symbols.
+TokenizedText tokenize_text(const Comm& comm, const std::string& path, bool bytes, const std::string& key,
+                            double memory_limit = 0);
+// Bytes per rank the tokens of a text file of this size may need (4 per symbol, at most one per byte).
+double text_memory(double file_bytes);
 // Windows x_o..x_{o+s-1} -> y = x_{o+s} for o = 0, stride, 2 stride, ...: equal weights, one-hot targets.
 SequenceItems text_items(const TokenizedText& text, std::int64_t s, std::int64_t stride, const Partition& partition,
                          int rank);

@@ -13,8 +13,8 @@ namespace tokdyn {
 class RunLock {
  public:
   RunLock() = default;
-  // Collective. InputError on every rank when a live run holds the lock.
-  void acquire(const Comm& comm, const std::string& path, const std::string& run_id);
+  // Collective. InputError on every rank when a live run holds the lock; `what` names the file it guards.
+  void acquire(const Comm& comm, const std::string& path, const std::string& run_id, const std::string& what = "output");
   RunLock(const RunLock&) = delete;
   RunLock& operator=(const RunLock&) = delete;
   ~RunLock() { release(); }

@@ -17,6 +17,7 @@
 #include "tokdyn/core/deck.hpp"
 #include "tokdyn/io/checkpoint.hpp"
 #include "tokdyn/io/run_file.hpp"
+#include "tokdyn/run/inputs.hpp"
 #include "tokdyn/run/lock.hpp"
 #include "tokdyn/run/memory.hpp"
 #include "tokdyn/run/paths.hpp"
@@ -36,6 +37,8 @@ struct RunRequest {
   bool check = false;    // tokdyn rerun --check: compare the rerun with the file bit for bit
   // A deck given as text (tokdyn rerun: the one stored in a run file) instead of deck_path; origin names it.
   std::string deck_text, deck_origin;
+  // The input files (run/inputs.hpp) that run read: this run is refused unless its files are the same.
+  std::string inputs_record, inputs_origin;
 };
 
 class Run {
@@ -80,6 +83,7 @@ class Run {
   void checkpoint(RunState& state, RunFile& file, std::int64_t step);
   [[noreturn]] void fail(RunState& state, RunFile& file, const std::string& message);
   void finish_files();
+  void release_locks();
   // The run's summary: loop time, time per phase (core/phases.hpp), memory, the state's own lines.
   void print_summary(const RunState& state, double elapsed, double steps, double peak) const;
 
@@ -87,10 +91,11 @@ class Run {
   std::string command_, output_key_;
   std::unique_ptr<Deck> deck_;
   RunPaths paths_;
-  RunLock lock_;
+  RunLock lock_, checkpoint_lock_;
   std::unique_ptr<CheckpointReader> checkpoint_;  // the one this run continues
   std::string checkpoint_path_;
   std::string run_id_;
+  std::vector<InputFile> inputs_;  // as they are at the start (or continuation) of this run
   bool done_ = false;
   bool dry_run_ = false;
   bool force_ = false;

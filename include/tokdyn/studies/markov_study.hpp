@@ -29,6 +29,7 @@ struct MarkovParams {
   FlowSettings flow;
   double time = 100;
   std::int64_t records = 200;
+  double divergence = 1e3;  // a loss above this many times the loss at t = 0 fails the run (0: never)
 };
 MarkovParams markov_params(const Deck& deck);
 
