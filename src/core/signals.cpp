@@ -3,6 +3,8 @@
 #include <csignal>
 #include <initializer_list>
 
+#include "tokdyn/core/error.hpp"
+
 namespace tokdyn {
 namespace {
 volatile std::sig_atomic_t g_signal = 0;
@@ -18,6 +20,12 @@ void install_signal_handlers() {
 }
 
 bool stop_signal_received() { return g_signal != 0; }
+
+bool stop_requested(MPI_Comm comm) {
+  int flag = g_signal != 0 ? 1 : 0;
+  TOKDYN_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &flag, 1, MPI_INT, MPI_MAX, comm));
+  return flag != 0;
+}
 int last_signal() { return g_signal; }
 void reset_stop_signal() { g_signal = 0; }
 

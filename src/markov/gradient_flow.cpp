@@ -16,6 +16,8 @@ GradientFlow::GradientFlow(MPI_Comm comm, const OneLayerShape& shape, const Sequ
   TOKDYN_PETSC_CHECK(TSCreate(comm, ts_.out()));
   TOKDYN_PETSC_CHECK(TSSetProblemType(ts_, TS_NONLINEAR));
   TOKDYN_PETSC_CHECK(TSSetRHSFunction(ts_, nullptr, &GradientFlow::rhs, this));
+  TOKDYN_PETSC_CHECK(TSSetApplicationContext(ts_, this));
+  TOKDYN_PETSC_CHECK(TSSetPostStep(ts_, &GradientFlow::post_step));
   TOKDYN_PETSC_CHECK(TSSetSolution(ts_, x_));
   if (settings.method == "gd") {
     // Gradient descent: forward Euler with the fixed step lr, no adaptivity.
@@ -76,6 +78,23 @@ PetscErrorCode GradientFlow::rhs(TS, PetscReal, Vec x, Vec f, void* ctx) {
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode GradientFlow::post_step(TS ts) {
+  void* ctx = nullptr;
+  PetscFunctionBeginUser;
+  PetscCall(TSGetApplicationContext(ts, &ctx));
+  auto* self = static_cast<GradientFlow*>(ctx);
+  try {
+    if (self->interrupt_ && self->interrupt_()) {
+      self->interrupted_ = true;
+      PetscCall(TSSetConvergedReason(ts, TS_CONVERGED_USER));
+    }
+  } catch (...) {
+    self->error_ = std::current_exception();
+    PetscFunctionReturn(PETSC_ERR_USER);
+  }
+  PetscFunctionReturn(0);
+}
+
 void GradientFlow::set_state(const std::vector<double>& theta, double time, double step, std::int64_t steps) {
   stepped_ = false;
   record_time_ = time;
@@ -90,11 +109,13 @@ void GradientFlow::set_state(const std::vector<double>& theta, double time, doub
   TOKDYN_PETSC_CHECK(TSSetStepNumber(ts_, static_cast<PetscInt>(steps)));
 }
 
-void GradientFlow::solve() {
+bool GradientFlow::solve() {
   // Every record interval starts afresh (FSAL stage recomputed): what a resumed run does after its
   // set_state, so that both go on bit for bit.
   TOKDYN_PETSC_CHECK(TSRestartStep(ts_));
+  interrupted_ = false;
   check(TSSolve(ts_, x_));
+  return !interrupted_;
 }
 
 void GradientFlow::check(PetscErrorCode rc) {
@@ -107,16 +128,19 @@ void GradientFlow::check(PetscErrorCode rc) {
                      "); loosen flow.rtol or shorten flow.first_step");
 }
 
-void GradientFlow::advance_to(double t_end) {
+bool GradientFlow::advance_to(double t_end) {
   if (!settings_.dense) {
     TOKDYN_PETSC_CHECK(TSSetMaxTime(ts_, t_end));
-    solve();
-    return;
+    return solve() || integrator_time() >= t_end;  // a poll after the record's last step stops nothing
   }
-  while (integrator_time() < t_end) dense_step();
+  while (integrator_time() < t_end) {
+    dense_step();
+    if (integrator_time() < t_end && interrupt_ && interrupt_()) return false;
+  }
   // t_end lies in the last step [prev_time_, time]: the method's interpolant there.
   TOKDYN_PETSC_CHECK(TSInterpolate(ts_, t_end, record_));
   record_time_ = t_end;
+  return true;
 }
 
 void GradientFlow::dense_step() {
@@ -126,7 +150,9 @@ void GradientFlow::dense_step() {
   // Every step afresh (its first stage evaluated, not carried over): a resume replays the last step
   // from prev_ alone, bit for bit.
   TOKDYN_PETSC_CHECK(TSRestartStep(ts_));
+  const std::function<bool()> poll = std::exchange(interrupt_, nullptr);  // TSStep runs the post-step too
   check(TSStep(ts_));
+  interrupt_ = poll;
   stepped_ = true;
 }
 
@@ -158,10 +184,11 @@ void GradientFlow::resume(const FlowCheckpoint& c) {
   record_time_ = c.record_time;
 }
 
-void GradientFlow::advance_steps(std::int64_t steps) {
+bool GradientFlow::advance_steps(std::int64_t steps) {
   TOKDYN_PETSC_CHECK(TSSetMaxTime(ts_, std::numeric_limits<double>::max()));
-  TOKDYN_PETSC_CHECK(TSSetMaxSteps(ts_, static_cast<PetscInt>(this->steps() + steps)));
-  solve();
+  const std::int64_t target = this->steps() + steps;
+  TOKDYN_PETSC_CHECK(TSSetMaxSteps(ts_, static_cast<PetscInt>(target)));
+  return solve() || this->steps() >= target;
 }
 
 std::vector<double> GradientFlow::theta() const {

@@ -414,7 +414,14 @@ int Run::execute(RunState& state, RunInfo info) {
       return 0;
     }
     try {
+      const std::int64_t before = step;
       step = state.advance(step);
+      // A step stopped by a signal (a long record): the next poll sees the signal and checkpoints it.
+      if (step == before) {
+        if (!stop_requested(comm_.get()))  // collective: every rank got the same step back
+          throw SystemError("the state made no progress at " + unit_ + " " + std::to_string(step));
+        continue;
+      }
       inject_fault(comm_.rank(), step, unit_);
       observation = state.observe(step, *file);
     } catch (const InputError& e) {

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "tokdyn/core/error.hpp"
+#include "tokdyn/core/signals.hpp"
 #include "tokdyn/io/hdf5.hpp"
 #include "tokdyn/markov/stages.hpp"
 #include "tokdyn/run/keys.hpp"
@@ -117,6 +118,7 @@ class MarkovRun : public RunState {
         flow_(comm.get(), p.shape, items_, p.flow), theta0_(p.shape.size()) {
     initial_one_layer(p.shape, p.eps, p.seed, theta0_.data());
     initial_ = conserved_quantities(p.shape, theta0_.data());
+    flow_.set_interrupt([c = comm.get()] { return stop_requested(c); });
     const std::vector<double> G = stage_one_matrix(items_, p.shape.residual, comm.get());
     sigma_star_ = singular_values(G.data(), p.shape.d, p.shape.d)[0];
     g_direction_ = top_left_singular_vector(G, p.shape.d);
@@ -155,12 +157,20 @@ class MarkovRun : public RunState {
     observe(0, file);
   }
 
+  // A signal during a record stops it between two integrator steps and puts the flow back at the record's
+  // start: the run checkpoints record k at once (a record of many steps need not outlast Slurm's lead
+  // time), and the resumed run takes the whole record again, as the uninterrupted one did.
   std::int64_t advance(std::int64_t k) override {
-    if (p_.flow.method == "gd")
-      flow_.advance_steps(static_cast<std::int64_t>(std::llround(p_.time / (p_.records * p_.flow.lr))));
-    else
-      flow_.advance_to(p_.time * static_cast<double>(k + 1) / static_cast<double>(p_.records));
-    return k + 1;
+    const FlowCheckpoint start = flow_.checkpoint();
+    const std::int64_t evaluations = flow_.evaluations();
+    const bool done =
+        p_.flow.method == "gd"
+            ? flow_.advance_steps(static_cast<std::int64_t>(std::llround(p_.time / (p_.records * p_.flow.lr))))
+            : flow_.advance_to(p_.time * static_cast<double>(k + 1) / static_cast<double>(p_.records));
+    if (done) return k + 1;
+    flow_.resume(start);
+    flow_.set_evaluations(evaluations);
+    return k;
   }
 
   std::string observe(std::int64_t k, RunFile& file) override {

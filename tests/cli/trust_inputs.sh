@@ -134,3 +134,33 @@ kill -TERM $jpid
 wait $jpid || fail "run_checkpointable after SIGTERM: exit $?: $(tail -n 3 job.out)"
 grep -q "launcher exit 0, run status checkpointed" job.out || fail "run_checkpointable: $(tail -n 2 job.out)"
 echo "ok: $(grep 'launcher exit' job.out | cut -c1-80)"
+
+# 9. A signal inside a long record: markov stops between two integrator steps, puts the flow back at the
+# record's start and checkpoints it within seconds (a record here takes many seconds); the resumed run
+# equals the uninterrupted one bit for bit. Gradient descent and adaptive Runge-Kutta (steps landing on the
+# records, and dense output).
+slow=(markov "$SRC/input/markov.ini" --markov.s=12 --flow.records=2 --run.progress_interval=1000)
+for method in gd rk rkdense; do
+  case $method in
+    gd) m=(--flow.method=gd --flow.lr=0.05 --flow.time=1600) ;;  # 16000 steps a record
+    rk) m=(--flow.method=rk --flow.rtol=1e-13 --flow.time=2000) ;;
+    rkdense) m=(--flow.method=rk --flow.rtol=1e-13 --flow.output=dense --flow.time=2000) ;;
+  esac
+  t0=$(date +%s%N)
+  run 2 "${slow[@]}" "${m[@]}" --run.output=whole-$method.h5 > whole-$method.out
+  whole=$(( ($(date +%s%N) - t0) / 1000000 ))
+  run 2 "${slow[@]}" "${m[@]}" --run.output=cut-$method.h5 > cut-$method.out 2>&1 &
+  pid=$!
+  wait_for cut-$method.log "record 0/2"
+  sleep 0.3
+  t0=$(date +%s%N)
+  signal_ranks TERM "markov.*--run.output=cut-$method.h5"
+  wait $pid || fail "$method: exit $? after SIGTERM in a record"
+  waited=$(( ($(date +%s%N) - t0) / 1000000 ))
+  grep -q "checkpointed at record 0/2" cut-$method.log || fail "$method: $(tail -n 2 cut-$method.log)"
+  # Within a fraction of a record (before: at its end).
+  [ $((2 * waited)) -lt $((whole / 2)) ] || fail "$method: the stop took $waited ms, the whole run of 2 records $whole ms"
+  run 2 "${slow[@]}" "${m[@]}" --run.output=cut-$method.h5 --resume > /dev/null
+  compare whole-$method.h5 cut-$method.h5 --tol 0 > /dev/null || fail "$method: the resumed run differs"
+  echo "ok: $method: SIGTERM inside record 1 of 2 -> checkpoint of record 0 in $waited ms (2 records: $whole ms); resumed bit for bit"
+done

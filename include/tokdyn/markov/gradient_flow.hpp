@@ -11,6 +11,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <exception>
 #include <string>
 #include <vector>
@@ -49,9 +50,12 @@ class GradientFlow {
   // step size and the steps taken. Collective.
   void set_state(const std::vector<double>& theta, double time, double step, std::int64_t steps);
   // Collective: integrates to time t_end (rk: the last step shortened to land on it, or with dense
-  // output past it and interpolated) or, for gd, by `steps` more steps of lr.
-  void advance_to(double t_end);
-  void advance_steps(std::int64_t steps);
+  // output past it and interpolated) or, for gd, by `steps` more steps of lr. False when the interrupt
+  // poll stopped it between two steps (the state is then where the steps got to).
+  bool advance_to(double t_end);
+  bool advance_steps(std::int64_t steps);
+  // A collective poll asked after every step (a signal waiting: a record of many steps need not finish).
+  void set_interrupt(std::function<bool()> poll) { interrupt_ = std::move(poll); }
   // Collective: what a checkpoint keeps, and going on from it (dense output: the last step replayed).
   FlowCheckpoint checkpoint() const;
   void resume(const FlowCheckpoint& c);
@@ -65,7 +69,8 @@ class GradientFlow {
 
  private:
   static PetscErrorCode rhs(TS ts, PetscReal t, Vec x, Vec f, void* self);
-  void solve();
+  static PetscErrorCode post_step(TS ts);
+  bool solve();  // false: interrupted
   void check(PetscErrorCode rc);  // after TSSolve or TSStep: an RHS exception, a PETSc error, a failed step
   void dense_step();  // one step from x_, kept in prev_ first
   std::vector<double> gather(Vec v) const;
@@ -76,7 +81,9 @@ class GradientFlow {
   const SequenceItems& items_;
   FlowSettings settings_;
   std::int64_t evaluations_ = 0;
-  std::exception_ptr error_;  // thrown in the RHS, rethrown after TSSolve returns
+  std::exception_ptr error_;  // thrown in the RHS or the poll, rethrown after TSSolve returns
+  std::function<bool()> interrupt_;
+  bool interrupted_ = false;
   OwnedVec x_, all_;
   OwnedVec prev_, record_;  // dense: the state before the last step; the last record
   double prev_time_ = 0, prev_step_ = 0, record_time_ = 0;
