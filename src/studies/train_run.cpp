@@ -15,6 +15,7 @@
 
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/core/phases.hpp"
+#include "tokdyn/core/signals.hpp"
 #include "tokdyn/io/hdf5.hpp"
 #include "tokdyn/train/charges.hpp"
 #include "tokdyn/train/key_alignment.hpp"
@@ -78,9 +79,17 @@ class TrainRun : public RunState {
     observe(0, file);
   }
 
+  // A signal during a record (polled before every optimizer step but the first) puts the parameters and
+  // the optimizer back at the record's start: the run checkpoints record k at once instead of after up to
+  // eval_every more steps, and the resumed run takes the whole record again, as the uninterrupted one did.
   std::int64_t advance(std::int64_t k) override {
     const double start = MPI_Wtime();
+    keep_record_start();
     for (std::int64_t i = 0; i < p_.eval_every; ++i) {
+      if (i > 0 && stop_requested(comm_.get())) {
+        back_to_record_start();
+        return k;
+      }
       const std::int64_t s = k * p_.eval_every + i;
       double loss = 0;
       {
@@ -270,6 +279,24 @@ class TrainRun : public RunState {
   }
 
  private:
+  // The state a record starts from: parameters, the optimizer's vectors and scalars, the training EMA.
+  void keep_record_start() {
+    start_theta_ = theta_;
+    start_vectors_.clear();
+    for (const auto& [name, v] : optimizer_->state_vectors()) start_vectors_.push_back(*v);
+    start_scalars_.clear();
+    for (const auto& [name, v] : optimizer_->state_scalars()) start_scalars_.push_back(*v);
+    start_ema_ = train_ema_;
+  }
+  void back_to_record_start() {
+    theta_ = start_theta_;
+    std::size_t i = 0;
+    for (const auto& [name, v] : optimizer_->state_vectors()) *v = start_vectors_[i++];
+    i = 0;
+    for (const auto& [name, v] : optimizer_->state_scalars()) *v = start_scalars_[i++];
+    train_ema_ = start_ema_;
+  }
+
   std::vector<std::int64_t> train_offsets(std::int64_t step) const {
     return batch_offsets(p_.seed, step, p_.batch, static_cast<std::int64_t>(split_.train.size()), p_.model.context);
   }
@@ -323,6 +350,10 @@ class TrainRun : public RunState {
   std::vector<double> step_loss_, step_grad_;  // of the steps since the last record
   std::vector<std::int64_t> validation_;       // offsets of the validation sequences
   std::vector<double> reference_;              // the first nonzero charges (qk then vo of every head)
+  std::vector<T> start_theta_;                 // keep_record_start()
+  std::vector<std::vector<T>> start_vectors_;
+  std::vector<double> start_scalars_;
+  double start_ema_ = NAN;
   double train_ema_ = NAN, val_ema_ = NAN, best_val_ = INFINITY, last_val_ = NAN, max_drift_ = 0, max_relative_ = 0;
   std::int64_t best_step_ = 0, trained_steps_ = 0;
   double train_seconds_ = 0;

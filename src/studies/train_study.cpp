@@ -192,6 +192,9 @@ MemoryEstimate TrainStudy::memory() const {
   MemoryEstimate memory;
   memory.add("parameters, gradient and optimizer state [D] x " + std::to_string(2 + static_cast<int>(state)),
              (2 + state) * D * bytes);
+  memory.add("the record's start (parameters and optimizer state, for a signal inside a record) [D] x " +
+                 std::to_string(1 + static_cast<int>(state)),
+             (1 + state) * D * bytes);
   memory.add("the batch's gradient sum in double [D]", 8 * D);
   memory.add("activations of one sequence (double)",
              8 * (m.layers * (n * C * 11 + m.heads * n * n + 2 * n * 4 * C) + n * m.vocab));

@@ -164,3 +164,26 @@ for method in gd rk rkdense; do
   compare whole-$method.h5 cut-$method.h5 --tol 0 > /dev/null || fail "$method: the resumed run differs"
   echo "ok: $method: SIGTERM inside record 1 of 2 -> checkpoint of record 0 in $waited ms (2 records: $whole ms); resumed bit for bit"
 done
+
+# 10. The same for train: a signal inside a record of 120 optimizer steps puts the parameters and the
+# optimizer back at the record's start and checkpoints it; resumed, bit for bit.
+trainslow=(train "$SRC/input/train.ini" --train.steps=240 --train.eval_every=120 --train.alignment_null=20
+           --run.progress_interval=1000)
+for optimizer in ecd adamw; do
+  t0=$(date +%s%N)
+  run 2 "${trainslow[@]}" --train.optimizer=$optimizer --run.output=whole-$optimizer.h5 > /dev/null
+  whole=$(( ($(date +%s%N) - t0) / 1000000 ))
+  run 2 "${trainslow[@]}" --train.optimizer=$optimizer --run.output=cut-$optimizer.h5 > cut-$optimizer.out 2>&1 &
+  pid=$!
+  wait_for cut-$optimizer.log "^step 0/240"
+  sleep 0.3
+  t0=$(date +%s%N)
+  signal_ranks TERM "train.*--run.output=cut-$optimizer.h5"
+  wait $pid || fail "$optimizer: exit $? after SIGTERM in a record"
+  waited=$(( ($(date +%s%N) - t0) / 1000000 ))
+  grep -q "checkpointed at record 0/2" cut-$optimizer.log || fail "$optimizer: $(tail -n 2 cut-$optimizer.log)"
+  [ $((2 * waited)) -lt $((whole / 2)) ] || fail "$optimizer: the stop took $waited ms, the whole run of 2 records $whole ms"
+  run 2 "${trainslow[@]}" --train.optimizer=$optimizer --run.output=cut-$optimizer.h5 --resume > /dev/null
+  compare whole-$optimizer.h5 cut-$optimizer.h5 --tol 0 > /dev/null || fail "$optimizer: the resumed run differs"
+  echo "ok: train $optimizer: SIGTERM inside record 1 of 2 -> checkpoint of record 0 in $waited ms (2 records: $whole ms); resumed bit for bit"
+done
