@@ -364,23 +364,20 @@ double read_double_attribute(hid_t obj, const std::string& name) {
 }
 
 namespace {
-herr_t collect_dataset(hid_t, const char* name, const H5O_info_t* info, void* out) {
-  if (info->type == H5O_TYPE_DATASET) static_cast<std::vector<std::string>*>(out)->push_back(name);
-  return 0;
-}
-}  // namespace
-
-std::vector<std::string> dataset_paths(hid_t obj) {
-  std::vector<std::string> paths;
-  TOKDYN_H5(H5Ovisit2(obj, H5_INDEX_NAME, H5_ITER_INC, collect_dataset, &paths, H5O_INFO_BASIC));
-  return paths;
-}
-
-namespace {
+// Every group and dataset below the visited object, with its type (the object itself, ".", left out).
+using Objects = std::vector<std::pair<std::string, H5O_type_t>>;
 herr_t collect_object(hid_t, const char* name, const H5O_info_t* info, void* out) {
   if (std::string(name) != "." && (info->type == H5O_TYPE_DATASET || info->type == H5O_TYPE_GROUP))
-    static_cast<std::vector<std::string>*>(out)->push_back(name);
+    static_cast<Objects*>(out)->emplace_back(name, info->type);
   return 0;
+}
+std::vector<std::string> visit_paths(hid_t obj, bool datasets_only) {
+  Objects objects;
+  TOKDYN_H5(H5Ovisit2(obj, H5_INDEX_NAME, H5_ITER_INC, collect_object, &objects, H5O_INFO_BASIC));
+  std::vector<std::string> paths;
+  for (const auto& [name, type] : objects)
+    if (!datasets_only || type == H5O_TYPE_DATASET) paths.push_back(name);
+  return paths;
 }
 herr_t collect_attribute(hid_t, const char* name, const H5A_info_t*, void* out) {
   static_cast<std::vector<std::string>*>(out)->push_back(name);
@@ -388,11 +385,8 @@ herr_t collect_attribute(hid_t, const char* name, const H5A_info_t*, void* out) 
 }
 }  // namespace
 
-std::vector<std::string> object_paths(hid_t obj) {
-  std::vector<std::string> paths;
-  TOKDYN_H5(H5Ovisit2(obj, H5_INDEX_NAME, H5_ITER_INC, collect_object, &paths, H5O_INFO_BASIC));
-  return paths;
-}
+std::vector<std::string> dataset_paths(hid_t obj) { return visit_paths(obj, true); }
+std::vector<std::string> object_paths(hid_t obj) { return visit_paths(obj, false); }
 
 std::vector<std::string> attribute_names(hid_t obj) {
   std::vector<std::string> names;

@@ -135,55 +135,36 @@ wait $jpid || fail "run_checkpointable after SIGTERM: exit $?: $(tail -n 3 job.o
 grep -q "launcher exit 0, run status checkpointed" job.out || fail "run_checkpointable: $(tail -n 2 job.out)"
 echo "ok: $(grep 'launcher exit' job.out | cut -c1-80)"
 
-# 9. A signal inside a long record: markov stops between two integrator steps, puts the flow back at the
-# record's start and checkpoints it within seconds (a record here takes many seconds); the resumed run
-# equals the uninterrupted one bit for bit. Gradient descent and adaptive Runge-Kutta (steps landing on the
-# records, and dense output).
-slow=(markov "$SRC/input/markov.ini" --markov.s=12 --flow.records=2 --run.progress_interval=1000)
-for method in gd rk rkdense; do
-  case $method in
-    gd) m=(--flow.method=gd --flow.lr=0.05 --flow.time=1600) ;;  # 16000 steps a record
-    rk) m=(--flow.method=rk --flow.rtol=1e-13 --flow.time=2000) ;;
-    rkdense) m=(--flow.method=rk --flow.rtol=1e-13 --flow.output=dense --flow.time=2000) ;;
-  esac
+# 9. A signal inside a long record: markov stops between two integrator steps, train between two optimizer
+# steps; either puts its state back at the record's start and checkpoints it within a fraction of a record
+# (before: at the record's end); the resumed run equals the uninterrupted one bit for bit.
+# stop_inside_record NAME FIRST_LINE ARGS...: ARGS make a run of 2 records; FIRST_LINE is its record 0's line.
+stop_inside_record() {
+  local name=$1 first=$2 t0 whole waited pid
+  shift 2
   t0=$(date +%s%N)
-  run 2 "${slow[@]}" "${m[@]}" --run.output=whole-$method.h5 > whole-$method.out
+  run 2 "$@" --run.output=whole-$name.h5 > /dev/null
   whole=$(( ($(date +%s%N) - t0) / 1000000 ))
-  run 2 "${slow[@]}" "${m[@]}" --run.output=cut-$method.h5 > cut-$method.out 2>&1 &
+  run 2 "$@" --run.output=cut-$name.h5 > cut-$name.out 2>&1 &
   pid=$!
-  wait_for cut-$method.log "record 0/2"
+  wait_for cut-$name.log "$first"
   sleep 0.3
   t0=$(date +%s%N)
-  signal_ranks TERM "markov.*--run.output=cut-$method.h5"
-  wait $pid || fail "$method: exit $? after SIGTERM in a record"
+  signal_ranks TERM "$1.*--run.output=cut-$name.h5"
+  wait $pid || fail "$name: exit $? after SIGTERM in a record"
   waited=$(( ($(date +%s%N) - t0) / 1000000 ))
-  grep -q "checkpointed at record 0/2" cut-$method.log || fail "$method: $(tail -n 2 cut-$method.log)"
-  # Within a fraction of a record (before: at its end).
-  [ $((2 * waited)) -lt $((whole / 2)) ] || fail "$method: the stop took $waited ms, the whole run of 2 records $whole ms"
-  run 2 "${slow[@]}" "${m[@]}" --run.output=cut-$method.h5 --resume > /dev/null
-  compare whole-$method.h5 cut-$method.h5 --tol 0 > /dev/null || fail "$method: the resumed run differs"
-  echo "ok: $method: SIGTERM inside record 1 of 2 -> checkpoint of record 0 in $waited ms (2 records: $whole ms); resumed bit for bit"
-done
-
-# 10. The same for train: a signal inside a record of 120 optimizer steps puts the parameters and the
-# optimizer back at the record's start and checkpoints it; resumed, bit for bit.
+  grep -q "checkpointed at record 0/2" cut-$name.log || fail "$name: $(tail -n 2 cut-$name.log)"
+  [ $((2 * waited)) -lt $((whole / 2)) ] || fail "$name: the stop took $waited ms, the whole run of 2 records $whole ms"
+  run 2 "$@" --run.output=cut-$name.h5 --resume > /dev/null
+  compare whole-$name.h5 cut-$name.h5 --tol 0 > /dev/null || fail "$name: the resumed run differs"
+  echo "ok: $name: SIGTERM inside record 1 of 2 -> checkpoint of record 0 in $waited ms (2 records: $whole ms); resumed bit for bit"
+}
+slow=(markov "$SRC/input/markov.ini" --markov.s=12 --flow.records=2 --run.progress_interval=1000)
+stop_inside_record gd "record 0/2" "${slow[@]}" --flow.method=gd --flow.lr=0.05 --flow.time=1600  # 16000 steps a record
+stop_inside_record rk "record 0/2" "${slow[@]}" --flow.method=rk --flow.rtol=1e-13 --flow.time=2000
+stop_inside_record rkdense "record 0/2" "${slow[@]}" --flow.method=rk --flow.rtol=1e-13 --flow.output=dense --flow.time=2000
+# train: records of 120 optimizer steps.
 trainslow=(train "$SRC/input/train.ini" --train.steps=240 --train.eval_every=120 --train.alignment_null=20
            --run.progress_interval=1000)
-for optimizer in ecd adamw; do
-  t0=$(date +%s%N)
-  run 2 "${trainslow[@]}" --train.optimizer=$optimizer --run.output=whole-$optimizer.h5 > /dev/null
-  whole=$(( ($(date +%s%N) - t0) / 1000000 ))
-  run 2 "${trainslow[@]}" --train.optimizer=$optimizer --run.output=cut-$optimizer.h5 > cut-$optimizer.out 2>&1 &
-  pid=$!
-  wait_for cut-$optimizer.log "^step 0/240"
-  sleep 0.3
-  t0=$(date +%s%N)
-  signal_ranks TERM "train.*--run.output=cut-$optimizer.h5"
-  wait $pid || fail "$optimizer: exit $? after SIGTERM in a record"
-  waited=$(( ($(date +%s%N) - t0) / 1000000 ))
-  grep -q "checkpointed at record 0/2" cut-$optimizer.log || fail "$optimizer: $(tail -n 2 cut-$optimizer.log)"
-  [ $((2 * waited)) -lt $((whole / 2)) ] || fail "$optimizer: the stop took $waited ms, the whole run of 2 records $whole ms"
-  run 2 "${trainslow[@]}" --train.optimizer=$optimizer --run.output=cut-$optimizer.h5 --resume > /dev/null
-  compare whole-$optimizer.h5 cut-$optimizer.h5 --tol 0 > /dev/null || fail "$optimizer: the resumed run differs"
-  echo "ok: train $optimizer: SIGTERM inside record 1 of 2 -> checkpoint of record 0 in $waited ms (2 records: $whole ms); resumed bit for bit"
-done
+stop_inside_record train-ecd "^step 0/240" "${trainslow[@]}" --train.optimizer=ecd
+stop_inside_record train-adamw "^step 0/240" "${trainslow[@]}" --train.optimizer=adamw
