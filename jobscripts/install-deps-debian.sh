@@ -14,6 +14,7 @@ packages=(
   libopenblas-dev liblapacke-dev
   nlohmann-json3-dev libfftw3-dev
   python3-numpy python3-h5py python3-matplotlib python3-scipy python3-pytest
+  clang-15 libfuzzer-15-dev
   slurm-wlm munge procps
   fortunes-min
   chromium

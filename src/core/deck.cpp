@@ -264,6 +264,11 @@ void Deck::validate() {
   // Values are rewritten in canonical form so that '1' and '1.0' compare equal on restart.
   for (const KeySpec& k : schema_->keys()) {
     const std::string v = raw(k.name);
+    // Run files and checkpoints store the deck as INI text, where '#' starts a comment and a line break ends
+    // the value: such a value (from the command line) would read back as another.
+    if (v.find_first_of(std::string("#\n\r\0", 4)) != std::string::npos)
+      throw InputError("deck key '" + k.name + "': its value holds '#' or a line break, which the deck stored in "
+                       "the run file cannot give back (rename the file, or drop the character)");
     const std::string where = "deck key '" + k.name + "' = '" + v + "'";
     double x = 0;
     switch (k.kind) {

@@ -101,7 +101,12 @@ CheckpointReader::CheckpointReader(const std::string& path, MPI_Comm comm) : pat
   }
   if (!h5::exists(file_, "state") || !h5::exists(file_, "run_file"))
     throw InputError("checkpoint '" + path + "' is damaged: it has no state or no run file");
-  state_ = h5::open_group(file_, "state");
+  state_ = h5::open_input_group(file_, "state", "checkpoint", path);
+  // The run file's bytes: uint8 [bytes], what restore_run_file copies out.
+  h5::Handle bytes = h5::open_input_dataset(file_, "run_file", "checkpoint", path);
+  h5::Handle type = h5::make_type_handle(TOKDYN_H5(H5Dget_type(bytes)));
+  if (h5::dims(bytes).size() != 1 || H5Tget_class(type) != H5T_INTEGER || H5Tget_size(type) != 1)
+    throw InputError("checkpoint '" + path + "' is damaged: its run file is not an array of bytes");
 }
 
 void CheckpointReader::read_identity() {
@@ -127,12 +132,14 @@ void CheckpointReader::rows(const std::string& name, double* local, const Partit
   int rank = 0;
   TOKDYN_MPI_CHECK(MPI_Comm_rank(comm_, &rank));
   if (!h5::exists(state_, name)) throw InputError("checkpoint '" + path_ + "' has no state '" + name + "'");
-  h5::Handle d = h5::open_dataset(state_, name);
+  h5::Handle d = h5::open_input_dataset(state_, name, "checkpoint", path_);
   const auto shape = h5::dims(d);
-  if (shape.size() != 2 || shape[0] != hsize_t(p.n_global) || shape[1] != hsize_t(width))
-    throw InputError("checkpoint '" + path_ + "': state '" + name + "' has shape [" + std::to_string(shape[0]) + ", " +
-                     std::to_string(shape.size() > 1 ? shape[1] : 0) + "], this run has [" +
+  if (shape.size() != 2 || shape[0] != hsize_t(p.n_global) || shape[1] != hsize_t(width)) {
+    std::string got;
+    for (hsize_t s : shape) got += (got.empty() ? "" : ", ") + std::to_string(s);
+    throw InputError("checkpoint '" + path_ + "': state '" + name + "' has shape [" + got + "], this run has [" +
                      std::to_string(p.n_global) + ", " + std::to_string(width) + "]");
+  }
   h5::read_slab(d, H5T_NATIVE_DOUBLE, local, p.begin(rank), p.count(rank));
 }
 
@@ -140,7 +147,7 @@ namespace {
 // A state dataset of numbers, or InputError naming it.
 h5::Handle numeric_state(hid_t state, const std::string& name, const std::string& path) {
   if (!h5::exists(state, name)) throw InputError("checkpoint '" + path + "' has no state '" + name + "'");
-  h5::Handle d = h5::open_dataset(state, name);
+  h5::Handle d = h5::open_input_dataset(state, name, "checkpoint", path);
   h5::Handle type = h5::make_type_handle(TOKDYN_H5(H5Dget_type(d)));
   const H5T_class_t cls = H5Tget_class(type);
   if (cls != H5T_INTEGER && cls != H5T_FLOAT)
@@ -198,7 +205,7 @@ std::string CheckpointReader::text_attribute(const std::string& name) const {
 }
 
 void CheckpointReader::restore_run_file(const std::string& path) const {
-  h5::Handle d = h5::open_dataset(file_, "run_file");
+  h5::Handle d = h5::open_input_dataset(file_, "run_file", "checkpoint", path_);
   const std::string tmp = path + ".tmp";
   h5::restore_file_bytes(d, tmp, comm_);
   rename_collectively(tmp, path, comm_);

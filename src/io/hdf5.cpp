@@ -177,14 +177,29 @@ Handle open_input_file_here(const std::string& path, const std::string& what) {
   return make_file_handle(id);
 }
 
+namespace {
+// The object at name (which exists) is of type `want`, or InputError naming it.
+void require_type(hid_t parent, const std::string& name, H5O_type_t want, const std::string& what,
+                  const std::string& path) {
+  H5O_info_t info;
+  TOKDYN_H5(H5Oget_info_by_name(parent, name.c_str(), &info, H5P_DEFAULT));
+  if (info.type == want) return;
+  const char* is = info.type == H5O_TYPE_GROUP ? "a group" : info.type == H5O_TYPE_DATASET ? "a dataset" : "a named type";
+  throw InputError("'" + name + "' in " + what + " '" + path + "' is " + is + ", not a " +
+                   (want == H5O_TYPE_GROUP ? "group" : "dataset"));
+}
+}  // namespace
+
 Handle open_input_dataset(hid_t file, const std::string& name, const std::string& what, const std::string& path) {
   if (!exists(file, name)) throw InputError(what + " '" + path + "' has no dataset '" + name + "'");
-  H5O_info_t info;
-  TOKDYN_H5(H5Oget_info_by_name(file, name.c_str(), &info, H5P_DEFAULT));
-  if (info.type != H5O_TYPE_DATASET)
-    throw InputError("'" + name + "' in " + what + " '" + path + "' is " +
-                     (info.type == H5O_TYPE_GROUP ? "a group" : "not a dataset") + ", not a dataset");
+  require_type(file, name, H5O_TYPE_DATASET, what, path);
   return open_dataset(file, name);
+}
+
+Handle open_input_group(hid_t file, const std::string& name, const std::string& what, const std::string& path) {
+  if (!exists(file, name)) throw InputError(what + " '" + path + "' has no group '" + name + "'");
+  require_type(file, name, H5O_TYPE_GROUP, what, path);
+  return open_group(file, name);
 }
 
 namespace {
@@ -332,8 +347,12 @@ std::string read_string_attribute(hid_t obj, const std::string& name) {
   Handle file_type = make_type_handle(TOKDYN_H5(H5Aget_type(attr)));
   if (TOKDYN_H5(H5Tget_class(file_type)) != H5T_STRING)
     throw InputError("attribute '" + name + "' is not a string");
+  // The memory type in the file's character set: HDF5 converts no string between ASCII and UTF-8 (a
+  // file written by another tool may hold either).
+  const H5T_cset_t cset = H5Tget_cset(file_type);
   if (TOKDYN_H5(H5Tis_variable_str(file_type)) > 0) {
     Handle type = vlen_string_type();
+    TOKDYN_H5(H5Tset_cset(type, cset));
     char* text = nullptr;
     TOKDYN_H5(H5Aread(attr, type, &text));
     std::string value = text ? text : "";
@@ -343,6 +362,7 @@ std::string read_string_attribute(hid_t obj, const std::string& name) {
   const std::size_t size = H5Tget_size(file_type);
   Handle type = make_type_handle(TOKDYN_H5(H5Tcopy(H5T_C_S1)));
   TOKDYN_H5(H5Tset_size(type, size + 1));
+  TOKDYN_H5(H5Tset_cset(type, cset));
   std::string value(size + 1, '\0');
   TOKDYN_H5(H5Aread(attr, type, value.data()));
   value.resize(value.find('\0') == std::string::npos ? size : value.find('\0'));

@@ -27,13 +27,23 @@ double frobenius(const std::vector<double>& a) {
   return std::sqrt(s);
 }
 
-// |<v, u>| / (|v| |u|) for v the top eigenvector of the symmetric gram [n, n].
-double top_alignment(const std::vector<double>& gram, int n, const std::vector<double>& u) {
-  std::vector<double> w(n), vectors(gram.size());
-  symmetric_eigensolve(n, gram.data(), w.data(), vectors.data());
-  double dot = 0, nu = 0;
-  for (int i = 0; i < n; ++i) dot += vectors[static_cast<std::size_t>(i) * n + (n - 1)] * u[i], nu += u[i] * u[i];
-  return nu > 0 ? std::abs(dot) / std::sqrt(nu) : 0.0;
+// |<x, u>| / |u| for x the top left singular vector of a [rows, cols] (transposed: of a^T), from the
+// eigenvectors of the small Gram matrix [cols, cols] (transposed: [rows, rows]): O(rows cols^2), where the
+// eigensolve of the large one costs O(rows^3), minutes for a vocabulary of thousands.
+double top_alignment(const double* a, int rows, int cols, bool transposed, const std::vector<double>& u) {
+  const int n = transposed ? cols : rows, k = transposed ? rows : cols;
+  std::vector<double> gram(static_cast<std::size_t>(k) * k, 0.0), w(k), vectors(gram.size());
+  add_gram(a, rows, cols, !transposed, 1, gram);
+  symmetric_eigensolve(k, gram.data(), w.data(), vectors.data());
+  // x = a y (transposed: a^T y) for y the top eigenvector of the small Gram matrix.
+  std::vector<double> x(n, 0.0);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < k; ++j)
+      x[i] += (transposed ? a[static_cast<std::size_t>(j) * cols + i] : a[static_cast<std::size_t>(i) * cols + j]) *
+              vectors[static_cast<std::size_t>(j) * k + (k - 1)];
+  double dot = 0, nx = 0, nu = 0;
+  for (int i = 0; i < n; ++i) dot += x[i] * u[i], nx += x[i] * x[i], nu += u[i] * u[i];
+  return nx > 0 && nu > 0 ? std::abs(dot) / std::sqrt(nx * nu) : 0.0;
 }
 
 }  // namespace
@@ -63,15 +73,6 @@ Conserved conserved_quantities(const OneLayerShape& shape, const double* theta) 
   return c;
 }
 
-std::vector<double> top_left_singular_vector(const std::vector<double>& G, int d) {
-  std::vector<double> gram(static_cast<std::size_t>(d) * d, 0.0), w(d), vectors(gram.size());
-  add_gram(G.data(), d, d, false, 1, gram);
-  symmetric_eigensolve(d, gram.data(), w.data(), vectors.data());
-  std::vector<double> u(d);
-  for (int i = 0; i < d; ++i) u[i] = vectors[static_cast<std::size_t>(i) * d + (d - 1)];
-  return u;
-}
-
 MarkovObservables markov_observables(const OneLayerShape& shape, const double* theta, const OneLayerEvaluation& e,
                                      const std::vector<double>& pi, const std::vector<double>& g_direction,
                                      const Conserved& initial) {
@@ -85,15 +86,12 @@ MarkovObservables markov_observables(const OneLayerShape& shape, const double* t
   o.sv_w1 = singular_values(W1, m, d);
   o.sv_wq = singular_values(WQ, m, mk);
   o.sv_wk = singular_values(WK, m, mk);
-  // u_1(W0): the top eigenvector of W0 W0^T [d, d]; v_1(W1): of W1^T W1 [d, d].
-  std::vector<double> g0(static_cast<std::size_t>(d) * d, 0.0), g1(g0.size(), 0.0);
-  add_gram(W0, d, m, false, 1, g0);
-  add_gram(W1, m, d, true, 1, g1);
+  // u_1(W0): the top left singular vector of W0 [d, m]; v_1(W1): the top right one of W1 [m, d].
   std::vector<double> centred(pi);
   for (double& v : centred) v -= 1.0 / d;
-  o.cos_w0_pi = top_alignment(g0, d, pi);
-  o.cos_w1_pi = top_alignment(g1, d, centred);
-  o.cos_w0_g = top_alignment(g0, d, g_direction);
+  o.cos_w0_pi = top_alignment(W0, d, m, false, pi);
+  o.cos_w1_pi = top_alignment(W1, m, d, true, centred);
+  o.cos_w0_g = top_alignment(W0, d, m, false, g_direction);
   // Phi = (W0 WQ)(W0 WK)^T [d, d] against pi pi^T.
   std::vector<double> Q(static_cast<std::size_t>(d) * mk, 0.0), K(Q.size(), 0.0);
   for (int i = 0; i < d; ++i)

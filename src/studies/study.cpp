@@ -8,6 +8,9 @@ int drive_study(Run& run, Study& study) {
     return 0;
   }
   run.require_memory(study.memory());
+  // Start-up (reading weights, building a model's matrices) can take seconds: say it has begun. A signal
+  // from here on gives a checkpoint of step 0 once the state exists.
+  run.print("tokdyn " + run.command() + ": setting up");
   RunState& state = study.setup();
   const Comm& comm = run.comm();
   run.print(study.banner() + " on " + std::to_string(comm.size()) + (comm.size() == 1 ? " rank" : " ranks") + " -> " +

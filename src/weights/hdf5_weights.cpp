@@ -66,7 +66,7 @@ Hdf5Weights::Hdf5Weights(const std::string& path, int heads, std::int64_t layers
   // The calling rank alone, read-only (default sec2 driver): ranks read independently.
   file_ = h5::open_input_file_here(path, "weights file");
   if (!h5::exists(file_, "weights")) throw InputError(where_ + " has no group /weights");
-  group_ = h5::open_group(file_, "weights");
+  group_ = h5::open_input_group(file_, "weights", "weights file", path);
   d_ = static_cast<int>(attribute("d", 1, 1 << 24));
   heads_ = static_cast<int>(attribute("heads", 1, 1 << 24));
   head_dim_ = static_cast<int>(attribute("head_dim", 1, 1 << 24));
@@ -93,7 +93,7 @@ Hdf5Weights::Hdf5Weights(const std::string& path, int heads, std::int64_t layers
   value_ = dataset("value", {ls, ww, dd}, "(layers, heads * head_dim, d)");
   output_ = dataset("output", {ls, dd, ww}, "(layers, d, heads * head_dim)");
   if (h5::exists(group_, "embedding")) {
-    h5::Handle e = h5::open_dataset(group_, "embedding");
+    h5::Handle e = h5::open_input_dataset(group_, "embedding", "weights file", path_);
     const auto shape = h5::dims(e);
     if (shape.size() != 2 || shape[0] < 1 || shape[1] != dd)
       throw InputError(where_ + ": dataset /weights/embedding has shape " + dims_text(shape) + ", expected [vocab, " +
@@ -127,7 +127,7 @@ std::int64_t Hdf5Weights::attribute(const char* name, std::int64_t min, std::int
 
 h5::Handle Hdf5Weights::dataset(const char* name, const std::vector<hsize_t>& expected, const char* meaning) const {
   if (!h5::exists(group_, name)) throw InputError(where_ + " has no dataset /weights/" + name);
-  h5::Handle ds = h5::open_dataset(group_, name);
+  h5::Handle ds = h5::open_input_dataset(group_, name, "weights file", path_);
   h5::Handle type = h5::make_type_handle(TOKDYN_H5(H5Dget_type(ds)));
   if (TOKDYN_H5(H5Tget_class(type)) != H5T_FLOAT)
     throw InputError(where_ + ": dataset /weights/" + name + " is not floating point");

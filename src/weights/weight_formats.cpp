@@ -74,10 +74,4 @@ std::unique_ptr<WeightSource> open_weights(const WeightSpec& spec, MPI_Comm comm
   return read_collectively(comm, [&] { return weight_formats().make(spec.format, spec, comm); });
 }
 
-std::int64_t first_nonfinite(const std::vector<double>& values) {
-  for (std::size_t i = 0; i < values.size(); ++i)
-    if (!std::isfinite(values[i])) return static_cast<std::int64_t>(i);
-  return -1;
-}
-
 }  // namespace tokdyn

@@ -18,6 +18,11 @@ run 2 transformer sections.ini --model.N=16 --model.N=12 --run.output=sections.h
   fail "sections.ini with --model.N twice: the last override should give N = 12"
 rm sections.h5
 expect_error 2 "'model.N' = 'abc': not an integer" "${base[@]}" --model.N=abc
+# A value the stored deck cannot give back ('#' starts a comment there; a line break ends the line): before,
+# the run went on, and its rerun and resume read 'x' for 'x#y.h5' (found by fuzz_deck's round trip).
+expect_error 2 "deck key 'run.output': its value holds '#' or a line break" "${base[@]}" '--run.output=x#y.h5'
+expect_error 2 "deck key 'run.output': its value holds '#' or a line break" "${base[@]}" "--run.output=x
+y.h5"
 expect_error 2 "'model.T' = 'fast': not a finite real number" "${base[@]}" --model.T=fast
 expect_error 2 "'model.N' = '0': out of range" "${base[@]}" --model.N=0
 expect_error 2 "'model.d' = '1': out of range" "${base[@]}" --model.d=1

@@ -168,3 +168,26 @@ trainslow=(train "$SRC/input/train.ini" --train.steps=240 --train.eval_every=120
            --run.progress_interval=1000)
 stop_inside_record train-ecd "^step 0/240" "${trainslow[@]}" --train.optimizer=ecd
 stop_inside_record train-adamw "^step 0/240" "${trainslow[@]}" --train.optimizer=adamw
+
+# 10. A signal during the start-up of a vocabulary of 2000 characters (stage I's 2000 x 2000 G and the first
+# record's alignments): the start-up is Lanczos and thin Gram matrices, seconds, so a signal there gives the
+# checkpoint of record 0 well inside Slurm's lead time (two dense 2000 x 2000 eigensolves took ~30 s here).
+"$PYTHON" - <<'PY'
+import random
+rng = random.Random(1)
+chars = [chr(0x4E00 + i) for i in range(2000)]
+text = "".join(chars) + "".join(rng.choices(chars, weights=[1 / (i + 1) for i in range(2000)], k=100000))
+open("wide.txt", "w", encoding="utf-8").write(text)
+PY
+wide=(markov "$SRC/input/markov-text.ini" --markov.text_file=wide.txt --markov.stride=128 --flow.method=gd
+      --flow.lr=0.1 --flow.time=0.2 --flow.records=1 --run.output=wide.h5)
+run 2 "${wide[@]}" > wide.out 2>&1 &
+pid=$!
+wait_for wide.out "tokdyn markov: setting up"
+t0=$(date +%s%N)
+signal_ranks TERM "markov.*--run.output=wide.h5"
+wait $pid || fail "wide vocabulary: exit $? after SIGTERM in start-up: $(tail -n 2 wide.out)"
+waited=$(( ($(date +%s%N) - t0) / 1000000 ))
+grep -q "checkpointed at record 0/1" wide.log || fail "wide vocabulary: $(tail -n 2 wide.log)"
+[ "$waited" -lt 5000 ] || fail "wide vocabulary: the stop in start-up took $waited ms (limit 5 s; it took 15 s before)"
+echo "ok: SIGTERM in the start-up of d = 2000: checkpoint of record 0 in $waited ms"

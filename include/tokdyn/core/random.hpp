@@ -40,6 +40,7 @@ enum class Purpose : std::uint64_t {
   alignment_null = 27,         // random directions of the key-bias alignment's null
   pair_sample = 28,            // the tokens of the sampled pair statistics (by global token index)
   attention_features = 29,     // the random features of the random-features attention (by feature index)
+  singular_start = 30,         // the start vector of the Lanczos top singular triplet of markov's G
   test = 1000,      // reserved for tests
 };
 

@@ -63,6 +63,8 @@ Handle open_input_file_here(const std::string& path, const std::string& what);
 // A dataset of such a file: InputError when it is missing or is a group ("'G' in token file 'x.h5' is a
 // group, not a dataset").
 Handle open_input_dataset(hid_t file, const std::string& name, const std::string& what, const std::string& path);
+// The same for a group.
+Handle open_input_group(hid_t file, const std::string& name, const std::string& what, const std::string& path);
 // Collective transfer property list.
 Handle collective_transfer();
 

@@ -33,7 +33,5 @@ struct MarkovObservables {
 MarkovObservables markov_observables(const OneLayerShape& shape, const double* theta, const OneLayerEvaluation& e,
                                      const std::vector<double>& pi, const std::vector<double>& g_direction,
                                      const Conserved& initial);
-// u_1(G): the top left singular vector of G [d, d] (the top eigenvector of G G^T).
-std::vector<double> top_left_singular_vector(const std::vector<double>& G, int d);
 
 }  // namespace tokdyn

@@ -65,6 +65,7 @@ class Run {
   const Comm& comm() const { return comm_; }
   bool resuming() const { return checkpoint_ != nullptr; }
   void print(const std::string& line) const { comm_.print(line); }
+  const std::string& command() const { return command_; }
 
   // Collective: refuses (InputError) a run whose estimate exceeds what a rank may use; prints it.
   void require_memory(const MemoryEstimate& estimate);

@@ -4,6 +4,7 @@
 
 #include <mpi.h>
 
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -74,7 +75,10 @@ auto read_collectively(MPI_Comm comm, Read&& read) -> decltype(read()) {
 }
 
 // Index of the first NaN or Inf of values, or -1 when all are finite (the sources' check of what they read).
-std::int64_t first_nonfinite(const std::vector<double>& values);
-
+inline std::int64_t first_nonfinite(const std::vector<double>& values) {
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (!std::isfinite(values[i])) return static_cast<std::int64_t>(i);
+  return -1;
+}
 
 }  // namespace tokdyn
