@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Writes the hand-made seeds of tests/fuzz/corpus (valid inputs the fuzzers mutate from); libFuzzer's own
-finds were merged in beside them (-merge=1). Run from tests/fuzz: /usr/bin/python3 make_seeds.py."""
+"""Writes tests/fuzz/corpus: hand-made seeds (valid inputs the fuzzers mutate from) and the inputs of the
+crashes found so far (regression-*). Run from tests/fuzz: /usr/bin/python3 make_seeds.py."""
 import json
 import os
 import struct
