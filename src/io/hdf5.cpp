@@ -448,7 +448,7 @@ Handle create_series(hid_t parent, const std::string& name, hid_t type, const st
   // Chunks of at most 4 MiB, large rows split along their first dimension: a collective write into one
   // chunk of a whole token snapshot made every rank hold a buffer of the chunk's size (N = 10^7, d = 16:
   // 1.2 GB more per rank). 4 MiB to 1 GiB chunks wrote at the same speed, 0.6 to 0.9 of the disk's
-  // (`tokdyn bench --bench.kernel=snapshot`, README "Performance"); 4 MiB holds the least memory.
+  // (`tokdyn bench --bench.kernel=snapshot`, doc/performance.md); 4 MiB holds the least memory.
   const hsize_t element = H5Tget_size(type);
   hsize_t bytes = element;
   for (std::size_t i = 1; i < chunk.size(); ++i) bytes *= chunk[i];

@@ -16,7 +16,7 @@ double relu(double x) { return x > 0 ? x : 0; }
 double relu_d(double x) { return x > 0 ? 1 : 0; }
 // tanh, sigmoid and silu from the vectorisable exponentials of core/fast_exp.hpp (within a few ulp of libm;
 // the same bits on every machine and vector width), so that the MLP's row loop vectorises: tanh through
-// libm ran 7x slower than relu, these within 1.3x (README "Performance").
+// libm ran 7x slower than relu, these within 1.3x (doc/performance.md).
 inline double tanh_v(double x) {
   // tanh |x| = -expm1(-2|x|) / (2 + expm1(-2|x|)): no cancellation near 0, 1 for large |x|.
   const double e = expm1_nonpositive(-2 * std::abs(x));

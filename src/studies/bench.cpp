@@ -1,7 +1,7 @@
 // tokdyn bench: the throughput of one hot kernel (attention styles, pair statistics, the circle's
 // fast sums, the random MLP on random tokens; the forward and backward pass of tokdyn markov's one-layer
 // model on the windows of a text), timed repeat by repeat, with the peak memory per rank. Not
-// a run: it writes no file (the README's performance table quotes its lines).
+// a run: it writes no file (doc/performance.md quotes its lines).
 #include "tokdyn/studies/bench.hpp"
 
 #include <fcntl.h>

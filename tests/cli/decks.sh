@@ -1,4 +1,4 @@
-# Every shipped deck runs to completion at 2 ranks (as the README promises), writes a run file that
+# Every shipped deck runs to completion at 2 ranks (as doc/running.md promises), writes a run file that
 # describes itself (check_described.py), and `tokdyn rerun --check` repeats it bit for bit (rerun.sh does
 # the same at 1 rank). A deck names its command in a "# command: NAME" line (default transformer); the long
 # studies run at reduced size here.

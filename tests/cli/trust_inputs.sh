@@ -110,7 +110,7 @@ expect_error 2 "its file name has 243 characters, more than the 200 tokdyn allow
 
 # 8. Stopping a run through mpiexec. SIGUSR1 is forwarded to every rank: they checkpoint, mpiexec exits 0.
 # SIGTERM is not: Open MPI's mpiexec sends the ranks SIGTERM, gives them odls_base_sigkill_timeout (1 s)
-# before SIGKILL, and exits 1 whatever they did (README, "Restart and resume"). The job scripts' launcher
+# before SIGKILL, and exits 1 whatever they did (doc/restart.md). The job scripts' launcher
 # (jobscripts/lib-job.sh run_checkpointable) turns a SIGTERM to the job's shell (scancel) into SIGUSR1.
 long=("${markov[@]}" --flow.method=gd --flow.time=5e4 --flow.records=1000000 --run.progress_interval=1000)
 run 2 "${long[@]}" --run.output=sig.h5 > sig.out 2>&1 &

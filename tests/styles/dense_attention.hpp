@@ -1,6 +1,6 @@
 // A test-only attention style, "test-dense-softmax": softmax attention the naive way (every token on every
-// rank, plain loops, the logits of a row all at once). It is what the recipe "add an attention style" of the
-// README asks for, and it is the reference the ring pass's online softmax must agree with in every command.
+// rank, plain loops, the logits of a row all at once). It is what the recipe "add an attention style" of
+// doc/architecture.md asks for, and it is the reference the ring pass's online softmax must agree with in every command.
 #pragma once
 
 #include <vector>

@@ -1,4 +1,4 @@
-// The run file of README.md ("Output: the run file"): one HDF5 file per run, written collectively.
+// The run file of doc/run-files.md: one HDF5 file per run, written collectively.
 //   /                 attrs: tokdyn_version, git_revision, command, deck, seed, ranks, start_time,
 //                     end_time, run_id, status = running | checkpointed | complete | failed (and error),
 //                     petsc_options, input_files (key, path, size, content hash per line), rank_history

@@ -1,5 +1,5 @@
-// tokdyn bench: throughput of the hot kernels on random tokens (pairs/s, points/s), for the README's
-// performance table. It writes no file.
+// tokdyn bench: throughput of the hot kernels on random tokens (pairs/s, points/s), for the performance
+// tables of doc/performance.md. It writes no file.
 #pragma once
 
 #include "tokdyn/core/comm.hpp"
