@@ -15,38 +15,19 @@
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/core/version.hpp"
 #include "tokdyn/io/hdf5.hpp"
+#include "tokdyn/io/run_file.hpp"
 #include "tokdyn/run/paths.hpp"
 
 namespace tokdyn {
 namespace {
 
-struct Recorded {
-  std::string command, deck, version, revision, petsc_options, status, rank_history, inputs;
-  std::int64_t ranks = 0;
-};
-
-Recorded read_root(hid_t file, const std::string& path) {
-  Recorded r;
-  for (const char* name : {"command", "deck", "tokdyn_version", "git_revision", "status", "ranks"})
-    if (!h5::has_attribute(file, name))
-      throw InputError("'" + path + "' is not a tokdyn run file (no root attribute '" + name + "')");
-  r.command = h5::read_string_attribute(file, "command");
-  r.deck = h5::read_string_attribute(file, "deck");
-  r.version = h5::read_string_attribute(file, "tokdyn_version");
-  r.revision = h5::read_string_attribute(file, "git_revision");
-  r.status = h5::read_string_attribute(file, "status");
-  r.ranks = h5::read_int_attribute(file, "ranks");
-  // Files written before the options were recorded ran without any.
-  if (h5::has_attribute(file, "petsc_options")) r.petsc_options = h5::read_string_attribute(file, "petsc_options");
-  if (h5::has_attribute(file, "rank_history")) r.rank_history = h5::read_string_attribute(file, "rank_history");
-  if (h5::has_attribute(file, "input_files")) r.inputs = h5::read_string_attribute(file, "input_files");
-  return r;
-}
-
-Recorded read_recorded(const std::string& path) {
+RunFileHeader read_recorded(const std::string& path) {
   h5::Handle file = h5::open_input_file_here(path, "run file");
   try {
-    return read_root(file, path);
+    RunFileHeader h = read_run_file_header(file);
+    if (!h.missing.empty())
+      throw InputError("'" + path + "' is not a tokdyn run file (no root attribute '" + h.missing + "')");
+    return h;
   } catch (const InputError& e) {
     throw InputError("run file '" + path + "': " + e.what());
   }
@@ -154,9 +135,10 @@ DeckSchema rerun_schema() { return DeckSchema(); }
 int run_rerun(const Comm& comm, const DeckSchema&, const RunRequest& request) {
   const std::string& path = request.deck_path;
   if (path.empty()) throw InputError("tokdyn rerun needs a run file: tokdyn rerun FILE.h5 [--check]");
-  const Recorded r = read_recorded(path);
-  if (r.version != version_string() || r.revision != git_revision())
-    throw InputError("'" + path + "' was written by tokdyn " + r.version + " (git " + r.revision + "), this is tokdyn " +
+  const RunFileHeader r = read_recorded(path);
+  if (r.tokdyn_version != version_string() || r.git_revision != git_revision())
+    throw InputError("'" + path + "' was written by tokdyn " + r.tokdyn_version + " (git " + r.git_revision +
+                     "), this is tokdyn " +
                      version_string() + " (git " + git_revision() + "): another build may give other bits, so it is not rerun");
   if (r.status != "complete") throw InputError("'" + path + "' holds a run that is not complete (status " + r.status + ")");
   if (request.check && r.rank_history.find(',') != std::string::npos) {
@@ -197,7 +179,7 @@ int run_rerun(const Comm& comm, const DeckSchema&, const RunRequest& request) {
   for (const std::string& mine : {output, output + ".part"})
     if (absolute_path(mine) == absolute_path(path))
       throw InputError("--run.output '" + output + "' is the file being rerun: choose another name");
-  again.inputs_record = r.inputs;
+  again.inputs_record = r.input_files;
   again.inputs_origin = "the run '" + path + "'";
   // The options the run's PETSc objects read, back in the database (options given now were refused before).
   std::string dropped;

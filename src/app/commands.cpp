@@ -1,8 +1,30 @@
 #include "commands.hpp"
 
 #include "tokdyn/core/error.hpp"
+#include "tokdyn/studies/converge_study.hpp"
+#include "tokdyn/studies/lyapunov_study.hpp"
+#include "tokdyn/studies/markov_study.hpp"
+#include "tokdyn/studies/meanfield_study.hpp"
+#include "tokdyn/studies/power_study.hpp"
+#include "tokdyn/studies/spectrum_study.hpp"
+#include "tokdyn/studies/synchronize_study.hpp"
+#include "tokdyn/studies/token_studies.hpp"
+#include "tokdyn/studies/train_study.hpp"
 
 namespace tokdyn {
+namespace {
+
+// A command that is a study (studies/study.hpp): the study's schema, run by the one driver of run files.
+template <class S>
+Command study_command(const std::string& name, const std::string& summary, std::vector<std::string> petsc = {}) {
+  return Command{name, summary, [] { return S::schema(); },
+                 [name](const Comm& comm, const DeckSchema& schema, const RunRequest& request) {
+                   return run_study<S>(comm, schema, request, name);
+                 },
+                 Outputs::run, std::move(petsc)};
+}
+
+}  // namespace
 
 std::string run_options_help(const Command& c) {
   if (c.outputs == Outputs::none) return "run options: none (" + c.name + " writes no file)\n";
@@ -43,30 +65,34 @@ void check_run_options(const Command& c, const RunRequest& r) {
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> list = {
-      {"transformer", "discrete random transformer: N tokens through L layers of attention and random MLPs",
-       transformer_schema, run_transformer},
-      {"sde", "limit SDE with common noise: Ito Euler-Maruyama, Stratonovich Heun or LN-projected steps",
-       sde_schema, run_sde},
-      {"lyapunov", "kernel constants and Lyapunov exponents of the noise: predicted and measured on token pairs",
-       lyapunov_schema, run_lyapunov},
-      {"converge", "coupled convergence studies in depth L and width m over replicas (doc/science.md section 6)",
-       converge_schema, run_converge, Outputs::run, {"dmda"}},
-      {"meanfield", "mean-field SPDE conditional on the common noise: grid (S^1) or weighted quadrature points",
-       meanfield_schema, run_meanfield, Outputs::run, {"dmda"}},
-      {"synchronize", "synchronization by noise (Thm 1.4) over replicas: E[E_beta(t)] against its bound, clusters",
-       synchronize_schema, run_synchronize},
+      study_command<TransformerStudy>("transformer",
+          "discrete random transformer: N tokens through L layers of attention and random MLPs"),
+      study_command<SdeStudy>("sde",
+          "limit SDE with common noise: Ito Euler-Maruyama, Stratonovich Heun or LN-projected steps"),
+      study_command<LyapunovStudy>("lyapunov",
+          "kernel constants and Lyapunov exponents of the noise: predicted and measured on token pairs"),
+      study_command<ConvergeStudy>("converge",
+          "coupled convergence studies in depth L and width m over replicas (doc/science.md section 6)",
+          {"dmda"}),
+      study_command<MeanFieldStudy>("meanfield",
+          "mean-field SPDE conditional on the common noise: grid (S^1) or weighted quadrature points",
+          {"dmda"}),
+      study_command<SynchronizeStudy>("synchronize",
+          "synchronization by noise (Thm 1.4) over replicas: E[E_beta(t)] against its bound, clusters"),
       {"weights", "checks model weights (safetensors, HDF5, synthetic) and converts them to tokdyn's HDF5 layout",
        weights_schema, run_weights, Outputs::once},
-      {"spectrum", "leading eigenpairs of the layer matrices F = O V (SLEPc Krylov-Schur or LAPACK), gap, real plane",
-       spectrum_schema, run_spectrum, Outputs::run, {"eps"}},
-      {"power",
-       "tokens through power-method layers (doc/science.md section 7): alignment with each layer's v_1, steering",
-       power_schema, run_power, Outputs::run, {"eps"}},
-      {"markov", "gradient flow of a one-layer transformer on Markov data or a text (doc/science.md section 8)",
-       markov_schema, run_markov, Outputs::run, {"ts"}},
-      {"train",
-       "a small GPT trained by ECD, ECDSep, SGDM or AdamW with symmetry-breaking biases and the charges of its heads",
-       train_schema, run_train, Outputs::run},
+      study_command<SpectrumStudy>("spectrum",
+          "leading eigenpairs of the layer matrices F = O V (SLEPc Krylov-Schur or LAPACK), gap, real plane",
+          {"eps"}),
+      study_command<PowerStudy>("power",
+          "tokens through power-method layers (doc/science.md section 7): alignment with each layer's v_1, steering",
+          {"eps"}),
+      study_command<MarkovStudy>("markov",
+          "gradient flow of a one-layer transformer on Markov data or a text (doc/science.md section 8)",
+          {"ts"}),
+      study_command<TrainStudy>("train",
+          "a small GPT trained by ECD, ECDSep, SGDM or AdamW with symmetry-breaking biases and "
+          "the charges of its heads"),
       {"bench",
        "throughput of the attention and pair-statistics passes (pairs/s, points/s), the MLP and the markov model",
        bench_schema, run_bench, Outputs::none},

@@ -31,7 +31,8 @@ struct Command {
 std::string run_options_help(const Command& command);
 void check_run_options(const Command& command, const RunRequest& request);
 
-// The command list (src/app/commands.cpp): a new command is its file plus one line there.
+// The command list (src/app/commands.cpp): a study is one line there (study_command), another command its
+// file and one line.
 const std::vector<Command>& commands();
 const Command* find_command(const std::string& name);  // null when there is none of that name
 // "unknown command 'X'" with the commands close to X, or, when X is a deck, the command line it meant.
@@ -46,26 +47,6 @@ void print_usage(std::FILE* out);
 void print_version();
 void print_command_help(const Command& command, const DeckSchema& schema);
 
-DeckSchema transformer_schema();
-int run_transformer(const Comm& comm, const DeckSchema& schema, const RunRequest& request);
-DeckSchema sde_schema();
-int run_sde(const Comm& comm, const DeckSchema& schema, const RunRequest& request);
-DeckSchema lyapunov_schema();
-int run_lyapunov(const Comm& comm, const DeckSchema& schema, const RunRequest& request);
-DeckSchema converge_schema();
-int run_converge(const Comm& comm, const DeckSchema& schema, const RunRequest& request);
-DeckSchema meanfield_schema();
-int run_meanfield(const Comm& comm, const DeckSchema& schema, const RunRequest& request);
-DeckSchema synchronize_schema();
-int run_synchronize(const Comm& comm, const DeckSchema& schema, const RunRequest& request);
-DeckSchema spectrum_schema();
-int run_spectrum(const Comm& comm, const DeckSchema& schema, const RunRequest& request);
-DeckSchema power_schema();
-int run_power(const Comm& comm, const DeckSchema& schema, const RunRequest& request);
-DeckSchema markov_schema();
-int run_markov(const Comm& comm, const DeckSchema& schema, const RunRequest& request);
-DeckSchema train_schema();
-int run_train(const Comm& comm, const DeckSchema& schema, const RunRequest& request);
 DeckSchema bench_schema();
 int run_bench(const Comm& comm, const DeckSchema& schema, const RunRequest& request);
 DeckSchema rerun_schema();

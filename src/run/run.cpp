@@ -98,19 +98,10 @@ bool same_run(const CheckpointIdentity& id, const std::string& checkpoint_path, 
   return !then.empty() && then == now;
 }
 
-// What a run file (complete or partial) says: status, error, run id, deck. Collective.
-struct RunFileFacts {
-  std::string status, error, run_id, deck;
-};
-RunFileFacts read_facts(const Comm& comm, const std::string& path) {
-  RunFileFacts f;
+// What a run file (complete or partial) says (status, error, run id, deck). Collective.
+RunFileHeader read_facts(const Comm& comm, const std::string& path) {
   h5::Handle file = h5::open_input_file(path, comm.get(), "run file");
-  auto text = [&](const char* name) { return h5::has_attribute(file, name) ? h5::read_string_attribute(file, name) : ""; };
-  f.status = text("status");
-  f.error = text("error");
-  f.run_id = text("run_id");
-  f.deck = text("deck");
-  return f;
+  return read_run_file_header(file);
 }
 
 }  // namespace
@@ -201,7 +192,7 @@ void Run::resolve(const DeckSchema& schema, const RunRequest& request, const std
   const bool output_exists = exists_on_root(comm_, paths_.output);
   if (reader) {
     if (output_exists) {
-      const RunFileFacts out = read_facts(comm_, paths_.output);
+      const RunFileHeader out = read_facts(comm_, paths_.output);
       if (out.run_id == run_id_) {
         // The run finished after this checkpoint (its removal was cut short): nothing is left to do.
         if (absolute_path(ckpt) == absolute_path(paths_.checkpoint)) remove_collectively(paths_.checkpoint, comm_.get());
@@ -217,7 +208,7 @@ void Run::resolve(const DeckSchema& schema, const RunRequest& request, const std
     checkpoint_ = std::move(reader);
     checkpoint_path_ = ckpt;
   } else if (request.resume && output_exists) {
-    const RunFileFacts out = read_facts(comm_, paths_.output);
+    const RunFileHeader out = read_facts(comm_, paths_.output);
     const Deck stored = Deck::from_text(schema, out.deck, paths_.output);
     const std::string diff = first_difference(*deck, stored, "the finished run '" + paths_.output + "'");
     if (diff.empty()) {
@@ -287,14 +278,14 @@ std::string Run::status_line(const DeckSchema& schema, const Deck& given, const 
     return diff.empty() ? s + "; --resume continues it" : s + "; " + diff + ": --resume refuses; --force starts again";
   }
   if (output_exists) {
-    const RunFileFacts out = read_facts(comm_, paths_.output);
+    const RunFileHeader out = read_facts(comm_, paths_.output);
     const std::string diff = against(out.deck, paths_.output);
     std::string s = "complete: '" + paths_.output + "' (run id " + out.run_id + ")";
     if (!diff.empty()) return s + "; " + diff + ": --resume refuses; --force replaces it";
     return s + "; --resume has nothing to do";
   }
   if (exists_on_root(comm_, paths_.partial)) {
-    const RunFileFacts part = read_facts(comm_, paths_.partial);
+    const RunFileHeader part = read_facts(comm_, paths_.partial);
     if (part.status == "failed") return "failed: " + part.error + "; --resume starts the run again";
     return "interrupted: '" + paths_.partial + "' (status " + part.status +
            ") has no checkpoint; --resume starts the run again";

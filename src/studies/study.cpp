@@ -15,8 +15,11 @@ int drive_study(Run& run, Study& study) {
   const Comm& comm = run.comm();
   run.print(study.banner() + " on " + std::to_string(comm.size()) + (comm.size() == 1 ? " rank" : " ranks") + " -> " +
             run.paths().output);
-  return run.execute(state, RunInfo{"", "", static_cast<std::uint64_t>(run.deck().get_int("run.seed")),
-                                    study.snapshot_tokens(), study.width(), ""});
+  RunInfo info;  // command, deck, run id and inputs: the run fills them in
+  info.seed = static_cast<std::uint64_t>(run.deck().get_int("run.seed"));
+  info.n = study.snapshot_tokens();
+  info.d = study.width();
+  return run.execute(state, info);
 }
 
 }  // namespace tokdyn

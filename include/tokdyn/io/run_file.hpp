@@ -24,6 +24,17 @@ namespace tokdyn {
 
 class Deck;
 
+// The root attributes of a run file (complete or partial) that are read back: by --status, --resume and
+// tokdyn rerun. Absent ones are empty (ranks: 0); `missing` names the first of command, deck,
+// tokdyn_version, git_revision, status and ranks the file lacks ("" when it has them all: a tokdyn run file).
+// InputError naming the attribute when one holds the wrong type.
+struct RunFileHeader {
+  std::string command, deck, tokdyn_version, git_revision, status, error, run_id, petsc_options, rank_history,
+      input_files, missing;
+  std::int64_t ranks = 0;
+};
+RunFileHeader read_run_file_header(hid_t file);
+
 struct RunInfo {
   std::string command;
   std::string deck_text;
