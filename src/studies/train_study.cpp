@@ -5,6 +5,7 @@
 
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/run/keys.hpp"
+#include "tokdyn/train/optimizer.hpp"
 #include "train_run.hpp"
 
 namespace tokdyn {
@@ -30,7 +31,7 @@ DeckSchema TrainStudy::schema() {
   s.add_real("train.ema", 0.1, "weight of the newest value in the smoothed (EMA) losses", 0.0, 1.0, true);
   s.add_choice("train.eval_biases", "means", {"means", "last"},
                "validation with the biases' means, or with the last training step's sampled biases (the authors' code)");
-  s.add_choice("train.optimizer", "ecd", {"ecd", "ecdsep", "sgdm", "adamw"}, "the optimizer");
+  s.add_choice("train.optimizer", "ecd", optimizers<double>().names(), "the optimizer");
   s.add_choice("train.precision", "float", {"float", "double"}, "parameters, gradient and optimizer state (sums in double)");
   s.add_int("train.alignment_null", 1000, "random directions of the key-bias alignment's null", 1);
   s.add_int("train.alignment_top", 8, "tokens listed per head by largest |cos(W_K e_t, mean b_Q)|", 1);
@@ -186,7 +187,10 @@ TrainStudy::~TrainStudy() = default;
 
 MemoryEstimate TrainStudy::memory() const {
   const double D = static_cast<double>(GptLayout(params_.model).size), bytes = params_.single ? 4 : 8;
-  const double state = params_.optimizer == "adamw" ? 2 : 1;
+  // The optimizer's vectors of state per parameter, as it declares them (one made for two parameters asked).
+  OptimizerSettings probe = params_.settings;
+  probe.blocks.clear();
+  const double state = static_cast<double>(optimizers<double>().make(params_.optimizer, probe, 2)->state_per_parameter());
   const GptConfig& m = params_.model;
   const double n = m.context, C = m.channels;
   MemoryEstimate memory;
