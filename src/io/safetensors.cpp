@@ -188,7 +188,7 @@ json parse_header(const std::string& text, const std::string& where) {
   json header;
   try {
     header = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number that overflows
     std::string message = e.what();
     const auto cut = message.find("] ");
     if (cut != std::string::npos) message = message.substr(cut + 2);

@@ -87,3 +87,5 @@ put("checkpoint", "regression-scalar-run-file", bytes.fromhex(  # /run_file a sc
     "08040a0002000106040004020404040604080404000a0003010402040404060408010e02000404010f06000501100200040e"))
 put("deck", "regression-hash-in-value",  # '#' in an override's value: the stored deck read back another value
     b"[model]\n\0--model.beta=1e-6\n--flow.method=rk\n--power.layers=power.l# cayers=0")
+put("safetensors", "regression-number-overflow",  # a header number beyond double: json out_of_range, exit 3
+    struct.pack("<Q", 358) + b'{"a": {"dty?e": "F64", "sh~pe": [2, 3], "edata_offsets": [0, 48]}, "b": {"dtype": "F16", ";hape": [3], "data_offsets":777777777777e7777777777777777777777777777777777777777777777777777777777777777777777777777777777777777777777777777777777777777 [48, 60]}, "c": {"dtype": "F16", "shape": [2, 2], "data_offsesets": [72, 80]}, "__metadata__": {"forma\'": "pt"}}\x00\x00\x00\x00\x00\x00\xf0?\x00\x00\x00\x00\x00\x00\x00\xc0\x00\x00\x00\x00\x00\x00\x0c@\x00\x00\x00\x00\x00\x00\x00\x00\x9cu\x00\x88<\xe47~Y\xf3\xf8\xc2\x1fn\xa5\x81\x00\x00\x80?\x00\x00\x00@\x00\x00@@\x00<\x00\xc0\xff{\x01\x00\x80?\x80\xff\x01\x00at\xff\xff\xff\xff')

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The fuzz tests of ctest. run.sh build DIR: configures and builds tests/fuzz in DIR with clang++-15
-# (exit 77, skipped, when the machine has no clang++-15). run.sh fuzz DIR TARGET SECONDS: replays the
-# checked-in corpus of TARGET, then fuzzes for SECONDS; a crash prints the input and fails.
+# (exit 77, skipped, when the machine has no clang++-15). run.sh fuzz DIR TARGET RUNS: replays the
+# checked-in corpus of TARGET, then tries RUNS inputs from a fixed seed (the same inputs on every machine:
+# a CI failure is reproducible, never the luck of a slower machine); a crash prints the input and fails.
+# Longer, random searches by hand: doc/testing.md.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 mode=$1 dir=$(realpath -m "$2")
@@ -12,7 +14,7 @@ case $mode in
       -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; exit 1; }
     cmake --build "$dir" -j2 ;;
   fuzz)
-    target=$3 seconds=$4
+    target=$3 runs=$4
     binary=$dir/fuzz_$target
     [ -x "$binary" ] || { echo "skipped: $binary was not built (no clang++-15)"; exit 77; }
     work=$dir/work-$target
@@ -22,7 +24,7 @@ case $mode in
     export ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 OMPI_MCA_opal_signal= \
       TMPDIR=$work
     rc=0
-    "$binary" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=30 -print_final_stats=1 \
+    "$binary" -seed=1 -runs="$runs" -max_total_time=120 -rss_limit_mb=2048 -timeout=30 -print_final_stats=1 \
       -artifact_prefix="$work/" "$work/found" "$here/corpus/$target" > "$work/log" 2>&1 || rc=$?
     grep -E "^stat::number_of_executed_units|^Done" "$work/log" || true
     if [ $rc -ne 0 ]; then
@@ -34,5 +36,5 @@ case $mode in
       done
       exit 1
     fi ;;
-  *) echo "usage: run.sh build DIR | run.sh fuzz DIR TARGET SECONDS" >&2; exit 2 ;;
+  *) echo "usage: run.sh build DIR | run.sh fuzz DIR TARGET RUNS" >&2; exit 2 ;;
 esac
