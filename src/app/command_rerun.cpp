@@ -138,8 +138,8 @@ int run_rerun(const Comm& comm, const DeckSchema&, const RunRequest& request) {
   const RunFileHeader r = read_recorded(path);
   if (r.tokdyn_version != version_string() || r.git_revision != git_revision())
     throw InputError("'" + path + "' was written by tokdyn " + r.tokdyn_version + " (git " + r.git_revision +
-                     "), this is tokdyn " +
-                     version_string() + " (git " + git_revision() + "): another build may give other bits, so it is not rerun");
+                     "), this is tokdyn " + version_string() + " (git " + git_revision() +
+                     "): another build may give other bits, so it is not rerun");
   if (r.status != "complete") throw InputError("'" + path + "' holds a run that is not complete (status " + r.status + ")");
   if (request.check && r.rank_history.find(',') != std::string::npos) {
     std::string counts = r.rank_history;

@@ -219,10 +219,9 @@ void RunFile::close() {
 RunFileHeader read_run_file_header(hid_t file) {
   RunFileHeader h;
   const std::pair<const char*, std::string*> texts[] = {
-      {"command", &h.command},   {"deck", &h.deck},     {"tokdyn_version", &h.tokdyn_version},
-      {"git_revision", &h.git_revision}, {"status", &h.status}, {"error", &h.error},
-      {"run_id", &h.run_id},     {"petsc_options", &h.petsc_options}, {"rank_history", &h.rank_history},
-      {"input_files", &h.input_files}};
+      {"command", &h.command}, {"deck", &h.deck}, {"tokdyn_version", &h.tokdyn_version},
+      {"git_revision", &h.git_revision}, {"status", &h.status}, {"error", &h.error}, {"run_id", &h.run_id},
+      {"petsc_options", &h.petsc_options}, {"rank_history", &h.rank_history}, {"input_files", &h.input_files}};
   for (const auto& [name, value] : texts)
     if (h5::has_attribute(file, name)) *value = h5::read_string_attribute(file, name);
   if (h5::has_attribute(file, "ranks")) h.ranks = h5::read_int_attribute(file, "ranks");

@@ -44,18 +44,19 @@ void sum_everywhere(std::vector<double>& buffer, MPI_Comm comm) {
   int rank = 0;
   TOKDYN_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   std::vector<double> total(buffer.size());
-  // In pieces: 2 d^2 passes MPI's int count at d = 32768.
-  for (std::size_t done = 0; done < buffer.size();) {
-    const int piece = static_cast<int>(std::min<std::size_t>(buffer.size() - done, std::size_t{1} << 28));
-    TOKDYN_MPI_CHECK(MPI_Reduce(buffer.data() + done, total.data() + done, piece, MPI_DOUBLE, MPI_SUM, 0, comm));
-    done += piece;
-  }
+  // In pieces: 2 d^2 values pass MPI's int count at d = 32768.
+  const auto in_pieces = [&](const auto& call) {
+    for (std::size_t done = 0; done < buffer.size();) {
+      const int piece = static_cast<int>(std::min<std::size_t>(buffer.size() - done, std::size_t{1} << 28));
+      call(done, piece);
+      done += piece;
+    }
+  };
+  in_pieces([&](std::size_t at, int n) {
+    TOKDYN_MPI_CHECK(MPI_Reduce(buffer.data() + at, total.data() + at, n, MPI_DOUBLE, MPI_SUM, 0, comm));
+  });
   if (rank == 0) buffer = total;
-  for (std::size_t done = 0; done < buffer.size();) {
-    const int piece = static_cast<int>(std::min<std::size_t>(buffer.size() - done, std::size_t{1} << 28));
-    TOKDYN_MPI_CHECK(MPI_Bcast(buffer.data() + done, piece, MPI_DOUBLE, 0, comm));
-    done += piece;
-  }
+  in_pieces([&](std::size_t at, int n) { TOKDYN_MPI_CHECK(MPI_Bcast(buffer.data() + at, n, MPI_DOUBLE, 0, comm)); });
 }
 
 }  // namespace
