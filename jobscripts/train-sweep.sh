@@ -4,7 +4,7 @@
 #
 #   jobscripts/train-sweep.sh DECK OUTDIR SEEDS OPTIMIZERS SYMMETRIES [sbatch options --] [--section.key=value ...]
 #
-# SEEDS, OPTIMIZERS (ecd, ecdsep, sgdm, adamw) and SYMMETRIES (symmetric, bq, bqbv) are comma lists (no empty
+# SEEDS, OPTIMIZERS (those `tokdyn train --help` lists: ecd, ecdsep, sgdm, adamw) and SYMMETRIES (symmetric, bq, bqbv) are comma lists (no empty
 # item, no value twice), e.g.
 #   jobscripts/train-sweep.sh input/train.ini runs/train 1,2,3 ecd,sgdm,adamw symmetric,bq,bqbv -p short --
 # Task files: OUTDIR/train-<optimizer>-<symmetry>-s<seed>.h5; the summary: OUTDIR/training.{json,csv} and
@@ -20,8 +20,12 @@ seeds=$3 optimizers=$4 symmetries=$5
 comma_list SEEDS "$seeds"
 tasks=${#items[@]}
 comma_list OPTIMIZERS "$optimizers"
+# The optimizers the binary knows (built in or linked in), from its help.
+tokdyn=${TOKDYN:-$(command -v tokdyn || echo "$here/../build/tokdyn")}
+known=$("$tokdyn" train --help 2>/dev/null | sed -n 's/^  optimizer = .*(\([a-z0-9|-]*\))$/\1/p') || true
+[ -n "$known" ] || usage_error "cannot list the optimizers of '$tokdyn' (set TOKDYN to the tokdyn binary)"
 for o in "${items[@]}"; do
-  case "$o" in ecd|ecdsep|sgdm|adamw) ;; *) usage_error "optimizer '$o' is not ecd, ecdsep, sgdm or adamw" ;; esac
+  case "|$known|" in *"|$o|"*) ;; *) usage_error "optimizer '$o' is not one of ${known//|/, }" ;; esac
 done
 tasks=$((tasks * ${#items[@]}))
 comma_list SYMMETRIES "$symmetries"

@@ -200,7 +200,8 @@ def main(argv=None):
     p.add_argument("--steps", type=int, default=100)
     p.add_argument("--ranks", default="1,2")
     p.add_argument("--threads", default="1,2")
-    p.add_argument("--optimizer", default="adamw", choices=("ecd", "ecdsep", "sgdm", "adamw"))
+    # Those PyTorch has too (torch.optim.SGD with Nesterov momentum, torch.optim.AdamW): the same step on both sides.
+    p.add_argument("--optimizer", default="adamw", choices=("sgdm", "adamw"))
     p.add_argument("--tokdyn", default=os.environ.get("TOKDYN", "tokdyn"))
     p.add_argument("--mpiexec", default="mpiexec")
     p.add_argument("--json")

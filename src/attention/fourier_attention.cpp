@@ -12,11 +12,11 @@
 namespace tokdyn {
 namespace {
 
-// Points are processed kLanes at a time, the lanes in the inner loops: the loops vectorise, and the
+// Points are processed kPointLanes at a time, the lanes in the inner loops: the loops vectorise, and the
 // lane partial sums are combined in a fixed order, so the result does not depend on the vector width.
 // The recurrence E_{n+1} = E_n E_1 is a dependency chain per lane: 16 lanes (4 AVX2 vectors) hide its
 // latency; 8 lanes ran 2.5x slower on AVX2 (b = 16, N = 10^6), 32 no faster.
-constexpr int kLanes = 16;
+constexpr int kPointLanes = 16;
 
 // (cos t, sin t) of a point x = r (cos t, sin t).
 inline void unit_angle(const double* x, double& c, double& s) {
@@ -34,12 +34,12 @@ std::int64_t global_count(MPI_Comm comm, std::int64_t n_local) {
 // The two O(N p) kernels, compiled for several x86 vector widths and chosen at load time
 // (core/vector_clones.hpp); the lanes are independent, so every variant gives the same bits.
 
-// lanes [terms, 2, kLanes] += partial sums of w_j Re/Im e^{i n phi_j}, lane = j mod kLanes.
+// lanes [terms, 2, kPointLanes] += partial sums of w_j Re/Im e^{i n phi_j}, lane = j mod kPointLanes.
 TOKDYN_VECTOR_CLONES void fourier_moment_lanes(std::int64_t n_local, const double* x, const double* masses, int terms,
                                                double* lanes) {
-  for (std::int64_t j0 = 0; j0 < n_local; j0 += kLanes) {
-    double zr[kLanes], zi[kLanes], pr[kLanes], pi[kLanes], w[kLanes];
-    for (int k = 0; k < kLanes; ++k) {
+  for (std::int64_t j0 = 0; j0 < n_local; j0 += kPointLanes) {
+    double zr[kPointLanes], zi[kPointLanes], pr[kPointLanes], pi[kPointLanes], w[kPointLanes];
+    for (int k = 0; k < kPointLanes; ++k) {
       const bool in = j0 + k < n_local;  // padding lanes carry mass 0
       zr[k] = 1, zi[k] = 0;
       if (in) unit_angle(x + (j0 + k) * 2, zr[k], zi[k]);
@@ -47,9 +47,9 @@ TOKDYN_VECTOR_CLONES void fourier_moment_lanes(std::int64_t n_local, const doubl
       pr[k] = w[k], pi[k] = 0;  // w_j e^{i n phi_j} for n = 0
     }
     for (int n = 0; n < terms; ++n) {
-      double* re = lanes + static_cast<std::size_t>(n) * 2 * kLanes;
-      double* im = re + kLanes;
-      for (int k = 0; k < kLanes; ++k) {
+      double* re = lanes + static_cast<std::size_t>(n) * 2 * kPointLanes;
+      double* im = re + kPointLanes;
+      for (int k = 0; k < kPointLanes; ++k) {
         re[k] += pr[k], im[k] += pi[k];
         const double t = pr[k] * zr[k] - pi[k] * zi[k];
         pi[k] = pr[k] * zi[k] + pi[k] * zr[k];
@@ -63,10 +63,10 @@ TOKDYN_VECTOR_CLONES void fourier_moment_lanes(std::int64_t n_local, const doubl
 TOKDYN_VECTOR_CLONES void fourier_evaluate(std::int64_t n_local, const double* x, const double* s, int p,
                                            const double* c, bool normalized, double value_scale, double usa_scale,
                                            double* out) {
-  for (std::int64_t i0 = 0; i0 < n_local; i0 += kLanes) {
-    const int lanes = static_cast<int>(std::min<std::int64_t>(kLanes, n_local - i0));
-    double er[kLanes], ei[kLanes], zr[kLanes], zi[kLanes], z[kLanes], ur[kLanes], ui[kLanes];
-    for (int k = 0; k < kLanes; ++k) {
+  for (std::int64_t i0 = 0; i0 < n_local; i0 += kPointLanes) {
+    const int lanes = static_cast<int>(std::min<std::int64_t>(kPointLanes, n_local - i0));
+    double er[kPointLanes], ei[kPointLanes], zr[kPointLanes], zi[kPointLanes], z[kPointLanes], ur[kPointLanes], ui[kPointLanes];
+    for (int k = 0; k < kPointLanes; ++k) {
       zr[k] = 1, zi[k] = 0;
       if (k < lanes) unit_angle(x + (i0 + k) * 2, zr[k], zi[k]);
       er[k] = zr[k], ei[k] = zi[k];  // E_1
@@ -77,7 +77,7 @@ TOKDYN_VECTOR_CLONES void fourier_evaluate(std::int64_t n_local, const double* x
       const double sn = s[n];
       const double cr = c[2 * n], ci = c[2 * n + 1], lr = c[2 * n - 2], li = c[2 * n - 1], hr = c[2 * n + 2],
                    hi = c[2 * n + 3];
-      for (int k = 0; k < kLanes; ++k) {
+      for (int k = 0; k < kPointLanes; ++k) {
         z[k] += 2 * sn * (er[k] * cr + ei[k] * ci);
         ur[k] += sn * ((er[k] * lr + ei[k] * li) + (er[k] * hr + ei[k] * hi));
         ui[k] += sn * ((ei[k] * lr - er[k] * li) + (er[k] * hi - ei[k] * hr));
@@ -105,13 +105,13 @@ TOKDYN_VECTOR_CLONES void fourier_evaluate(std::int64_t n_local, const double* x
 std::vector<double> circle_moments(MPI_Comm comm, std::int64_t n_local, const double* x, const double* masses,
                                    int n_max) {
   const int terms = n_max + 1;
-  std::vector<double> lanes(static_cast<std::size_t>(terms) * 2 * kLanes, 0.0);
+  std::vector<double> lanes(static_cast<std::size_t>(terms) * 2 * kPointLanes, 0.0);
   fourier_moment_lanes(n_local, x, masses, terms, lanes.data());
   std::vector<double> local(static_cast<std::size_t>(terms) * 2, 0.0), global(local.size());
   for (int n = 0; n < terms; ++n)
     for (int part = 0; part < 2; ++part)
-      for (int k = 0; k < kLanes; ++k)
-        local[n * 2 + part] += lanes[(static_cast<std::size_t>(n) * 2 + part) * kLanes + k];
+      for (int k = 0; k < kPointLanes; ++k)
+        local[n * 2 + part] += lanes[(static_cast<std::size_t>(n) * 2 + part) * kPointLanes + k];
   TOKDYN_MPI_CHECK(MPI_Allreduce(local.data(), global.data(), 2 * terms, MPI_DOUBLE, MPI_SUM, comm));
   return global;
 }

@@ -14,7 +14,7 @@ namespace tokdyn {
 namespace {
 
 // Points per inner chunk of the table kernel: its recurrences run across the chunk's points, the inner loops.
-constexpr int kChunk = 64;
+constexpr int kPointChunk = 64;
 
 // table rows (m-major, see SphericalHarmonics) at n unit points, columns side by side. With
 // c_m = (x + i y)^m = sin^m(theta) e^{i m phi} the harmonics are H_lm = Q_lm(z) Re c_m and Q_lm(z) Im c_m,
@@ -24,10 +24,10 @@ constexpr int kChunk = 64;
 TOKDYN_VECTOR_CLONES void harmonic_rows(int p, int n, const double* ux, const double* uy, const double* uz,
                                         const double* diag, const double* a, const double* b, double* table,
                                         int stride) {
-  for (int c0 = 0; c0 < n; c0 += kChunk) {
-    const int w = std::min(kChunk, n - c0);
+  for (int c0 = 0; c0 < n; c0 += kPointChunk) {
+    const int w = std::min(kPointChunk, n - c0);
     const double *x = ux + c0, *y = uy + c0, *z = uz + c0;
-    double cr[kChunk], ci[kChunk], q0[kChunk], q1[kChunk];
+    double cr[kPointChunk], ci[kPointChunk], q0[kPointChunk], q1[kPointChunk];
     for (int k = 0; k < w; ++k) cr[k] = 1, ci[k] = 0;
     int row = 0, pair = 0;
     for (int m = 0; m <= p; ++m) {

@@ -12,7 +12,7 @@
 
 namespace tokdyn {
 namespace {
-constexpr std::int64_t kChunk = 256;  // token rows per feature chunk
+constexpr std::int64_t kFeatureChunk = 256;  // token rows per feature chunk
 }
 
 // The list of SDE schemes: adding a scheme is its class (dynamics/schemes/) plus one line here.
@@ -38,7 +38,7 @@ SdeScheme::SdeScheme(SdeSetup& s)
   if (field_) {
     path_ = std::make_unique<BrownianPath>(s.seed, params_.steps, params_.horizon, field_->modes() * params_.d);
     db_.resize(static_cast<std::size_t>(field_->modes()) * params_.d);
-    phi_.resize(static_cast<std::size_t>(std::min(kChunk, std::max<std::int64_t>(n_local_, 1))) * field_->modes());
+    phi_.resize(static_cast<std::size_t>(std::min(kFeatureChunk, std::max<std::int64_t>(n_local_, 1))) * field_->modes());
   }
 }
 
@@ -74,8 +74,8 @@ void SdeScheme::field_increment(const double* x, const double* dB, double* out, 
   }
   PhaseScope timed(Phase::noise);
   const int K = static_cast<int>(field_->modes());
-  for (std::int64_t i0 = 0; i0 < n_local_; i0 += kChunk) {
-    const int rows = static_cast<int>(std::min(kChunk, n_local_ - i0));
+  for (std::int64_t i0 = 0; i0 < n_local_; i0 += kFeatureChunk) {
+    const int rows = static_cast<int>(std::min(kFeatureChunk, n_local_ - i0));
     field_->evaluate(x + i0 * d, rows, phi_.data());                     // phi [rows, K]
     gemm_nn(rows, d, K, 1.0, phi_.data(), K, dB, d, 0.0, out + i0 * d, d);  // phi dB [K, d]
   }

@@ -11,7 +11,7 @@ namespace tokdyn {
 namespace {
 
 // c [rows, cols] = a [rows, inner] b [inner, cols] (plain loops: these matrices are small).
-void matmul(const double* a, const double* b, double* c, int rows, int inner, int cols) {
+void product(const double* a, const double* b, double* c, int rows, int inner, int cols) {
   std::fill(c, c + static_cast<std::size_t>(rows) * cols, 0.0);
   for (int i = 0; i < rows; ++i)
     for (int k = 0; k < inner; ++k) {
@@ -67,12 +67,12 @@ OneLayerEvaluation evaluate_one_layer(const OneLayerShape& shape, const double* 
   const auto [W0, WQ, WK, W1] = shape.weights(theta);
   const std::size_t dd = static_cast<std::size_t>(d) * d;
   std::vector<double> Q(static_cast<std::size_t>(d) * mk), K(Q.size()), S(dd), M(dd);
-  matmul(W0, WQ, Q.data(), d, m, mk);  // [d, mk] queries of each token
-  matmul(W0, WK, K.data(), d, m, mk);  // [d, mk] keys of each token
+  product(W0, WQ, Q.data(), d, m, mk);  // [d, mk] queries of each token
+  product(W0, WK, K.data(), d, m, mk);  // [d, mk] keys of each token
   std::fill(S.begin(), S.end(), 0.0);
   add_matmul_nt(Q.data(), K.data(), S.data(), d, mk, d);  // [d, d] S_ti = <q_t, k_i>
   for (double& v : S) v /= shape.tau;
-  matmul(W0, W1, M.data(), d, m, d);  // [d, d] logits of token i's embedding
+  product(W0, W1, M.data(), d, m, d);  // [d, d] logits of token i's embedding
 
   // One buffer reduced at once: dS [d, d], dM [d, d], loss, entropy, mass [d].
   std::vector<double> acc(2 * dd + 2 + d, 0.0);
@@ -172,7 +172,7 @@ OneLayerEvaluation evaluate_one_layer(const OneLayerShape& shape, const double* 
   std::fill(grad, grad + shape.size(), 0.0);
   // S = Q K^T / tau: dQ = dS K / tau [d, mk], dK = dS^T Q / tau [d, mk].
   std::vector<double> dQ(Q.size()), dK(K.size());
-  matmul(dS, K.data(), dQ.data(), d, d, mk);
+  product(dS, K.data(), dQ.data(), d, d, mk);
   std::fill(dK.begin(), dK.end(), 0.0);
   add_matmul_tn(dS, Q.data(), dK.data(), d, d, mk);
   for (double& v : dQ) v /= shape.tau;

@@ -193,7 +193,7 @@ std::string read_symbols(const std::string& path, bool bytes, const std::string&
     const std::size_t n = static_cast<std::size_t>(got);
     std::size_t k = 0;
     // A sequence cut by the last piece: complete it from this one.
-    while (carried > 0 && k < n) {
+    while (carried > 0 && carried < sizeof carry && k < n) {  // carried < len <= 4: for the compiler
       carry[carried++] = buf[k++];
       const unsigned char c = carry[0];
       const std::size_t len = (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : 4;

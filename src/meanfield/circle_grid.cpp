@@ -13,7 +13,6 @@
 namespace tokdyn {
 namespace {
 
-constexpr double kTwoPi = 2 * std::numbers::pi;
 
 // Van Leer's limited slope of cell i from its two one-sided differences: harmonic mean when they agree in
 // sign, 0 at an extremum. |slope| <= 2 min(|a|, |b|), which keeps the face values between the neighbours.
@@ -36,7 +35,7 @@ CircleGridSolver::CircleGridSolver(MPI_Comm comm, const CircleGridParams& params
     throw InputError("meanfield.cells = " + std::to_string(m) + " is too small: at least 8 and 2 cells per rank (" +
                      std::to_string(ranks) + " ranks)");
   if (field_ && field_->dimension() != 2) throw InputError("meanfield: the grid solver needs model.d = 2");
-  width_ = kTwoPi / static_cast<double>(m);
+  width_ = (2 * std::numbers::pi) / static_cast<double>(m);
 
   // Stencil width 2: the MUSCL value at a face needs two cells on each side.
   TOKDYN_PETSC_CHECK(DMDACreate1d(comm_, DM_BOUNDARY_PERIODIC, static_cast<PetscInt>(m), 1, 2, nullptr, da_.out()));

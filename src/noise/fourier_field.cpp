@@ -1,4 +1,5 @@
 #include <cmath>
+#include <numbers>
 
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/noise/gaussian_field.hpp"
@@ -6,7 +7,6 @@
 
 namespace tokdyn {
 namespace {
-constexpr double kPi = 3.14159265358979323846;
 constexpr int kMaxOrder = 2048;
 constexpr int kPoints = 16384;  // trapezoidal points on [0, pi]
 }  // namespace
@@ -18,13 +18,13 @@ FourierField::FourierField(const FieldParams& p) : GaussianField(p.kernel.d) {
   // kernels have c_n >= 0 (Schoenberg): tiny negative round-off is clipped.
   const KernelFunction kappa(p.kernel);
   std::vector<double> values(kPoints + 1), cosines(kPoints + 1);
-  for (int j = 0; j <= kPoints; ++j) values[j] = kappa(std::cos(kPi * j / kPoints));
+  for (int j = 0; j <= kPoints; ++j) values[j] = kappa(std::cos(std::numbers::pi * j / kPoints));
   const double k1 = values[0];
   double total = 0;
   for (int n = 0; n <= kMaxOrder; ++n) {
     double s = 0;
     for (int j = 0; j <= kPoints; ++j)
-      s += (j == 0 || j == kPoints ? 0.5 : 1.0) * values[j] * std::cos(static_cast<double>(n) * kPi * j / kPoints);
+      s += (j == 0 || j == kPoints ? 0.5 : 1.0) * values[j] * std::cos(static_cast<double>(n) * std::numbers::pi * j / kPoints);
     c_.push_back(std::max(0.0, (n == 0 ? 1.0 : 2.0) * s / kPoints));
     total += c_.back();
     if (k1 - total <= p.kl_tolerance * k1) break;

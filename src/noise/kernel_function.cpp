@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 #include <string>
 
 #include "tokdyn/core/lapack.hpp"
 
 namespace tokdyn {
 namespace {
-constexpr double kPi = 3.14159265358979323846;
 constexpr int kHermitePoints = 96;
 constexpr int kChebyshevOrder = 128;
 }  // namespace
@@ -29,11 +29,11 @@ KernelFunction::KernelFunction(const MlpKernel& kernel) : kernel_(kernel), relu_
   // Chebyshev coefficients from the values at u_j = cos(pi j / n) (discrete cosine transform).
   const int n = kChebyshevOrder;
   std::vector<double> f(n + 1);
-  for (int j = 0; j <= n; ++j) f[j] = gauss_hermite_kappa(std::cos(kPi * j / n));
+  for (int j = 0; j <= n; ++j) f[j] = gauss_hermite_kappa(std::cos(std::numbers::pi * j / n));
   chebyshev_.assign(n + 1, 0.0);
   for (int k = 0; k <= n; ++k) {
     double s = 0;
-    for (int j = 0; j <= n; ++j) s += (j == 0 || j == n ? 0.5 : 1.0) * f[j] * std::cos(kPi * j * k / n);
+    for (int j = 0; j <= n; ++j) s += (j == 0 || j == n ? 0.5 : 1.0) * f[j] * std::cos(std::numbers::pi * j * k / n);
     chebyshev_[k] = 2 * s / n;  // halved for k = 0 and k = n when summed
   }
 }

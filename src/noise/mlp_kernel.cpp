@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <numbers>
 #include <vector>
 
 namespace tokdyn {
 namespace {
 
-constexpr double kPi = 3.14159265358979323846;
 constexpr double kCut = 10.0;  // |z| > 10 carries Gaussian mass < 2e-23
 constexpr double kPanelWidth = 0.25;  // widest panel
 constexpr int kOrder = 16;     // Gauss-Legendre points per panel
@@ -23,7 +23,7 @@ const Rule& legendre() {
     Rule r;
     const int n = kOrder;
     for (int i = 0; i < n; ++i) {
-      double z = std::cos(kPi * (i + 0.75) / (n + 0.5)), dp = 0;
+      double z = std::cos(std::numbers::pi * (i + 0.75) / (n + 0.5)), dp = 0;
       for (int it = 0; it < 100; ++it) {
         double p0 = 1, p1 = z;
         for (int k = 2; k <= n; ++k) {
@@ -62,7 +62,7 @@ void gaussian_nodes(std::vector<double> cuts, std::vector<double>& z, std::vecto
       for (int k = 0; k < kOrder; ++k) {
         const double t = a + p * h + 0.5 * h * (g.x[k] + 1);
         z.push_back(t);
-        w.push_back(0.5 * h * g.w[k] * std::exp(-0.5 * t * t) / std::sqrt(2 * kPi));
+        w.push_back(0.5 * h * g.w[k] * std::exp(-0.5 * t * t) / std::sqrt(2 * std::numbers::pi));
       }
   }
 }
@@ -112,13 +112,13 @@ double relu_kappa(int d, double sigma_u, double sigma_w, double u) {
   const double s2 = 1.0 / d + sigma_u * sigma_u;
   const double r = std::clamp((u / d + sigma_u * sigma_u) / s2, -1.0, 1.0);
   const double th = std::acos(r);
-  return s2 / (2 * kPi) * (std::sin(th) + (kPi - th) * std::cos(th)) + sigma_w * sigma_w;
+  return s2 / (2 * std::numbers::pi) * (std::sin(th) + (std::numbers::pi - th) * std::cos(th)) + sigma_w * sigma_w;
 }
 
 double relu_kappa_prime(int d, double sigma_u, double u) {
   const double s2 = 1.0 / d + sigma_u * sigma_u;
   const double r = std::clamp((u / d + sigma_u * sigma_u) / s2, -1.0, 1.0);
-  return (kPi - std::acos(r)) / (2 * kPi * d);
+  return (std::numbers::pi - std::acos(r)) / (2 * std::numbers::pi * d);
 }
 
 }  // namespace tokdyn

@@ -9,12 +9,12 @@
 
 namespace tokdyn {
 namespace {
-constexpr std::int64_t kChunk = 256;  // token rows per hidden-layer chunk
+constexpr std::int64_t kHiddenChunk = 256;  // token rows per hidden-layer chunk
 }
 
 void mlp_memory(MemoryEstimate& memory, std::int64_t width, int d) {
   memory.add("MLP weights U [m, d], W [d, m]", 2.0 * static_cast<double>(width) * d);
-  memory.add("MLP hidden chunk [256, m]", double(kChunk) * static_cast<double>(width));
+  memory.add("MLP hidden chunk [256, m]", double(kHiddenChunk) * static_cast<double>(width));
 }
 
 RandomMlp::RandomMlp(const MlpParams& params, int d) : params_(params), act_(&activation(params.activation)), d_(d) {
@@ -23,7 +23,7 @@ RandomMlp::RandomMlp(const MlpParams& params, int d) : params_(params), act_(&ac
   w_.resize(m * d);
   bias_u_.resize(m);
   bias_w_.resize(d);
-  hidden_.resize(static_cast<std::size_t>(kChunk) * m);
+  hidden_.resize(static_cast<std::size_t>(kHiddenChunk) * m);
 }
 
 void RandomMlp::draw(std::int64_t layer) {
@@ -45,8 +45,8 @@ void RandomMlp::draw(std::int64_t layer) {
 void RandomMlp::apply(const double* y, std::int64_t n, double* g) {
   const int m = static_cast<int>(params_.width);
   const double in_scale = 1.0 / std::sqrt(static_cast<double>(d_)), out_scale = 1.0 / std::sqrt(static_cast<double>(m));
-  for (std::int64_t i0 = 0; i0 < n; i0 += kChunk) {
-    const int rows = static_cast<int>(std::min(kChunk, n - i0));
+  for (std::int64_t i0 = 0; i0 < n; i0 += kHiddenChunk) {
+    const int rows = static_cast<int>(std::min(kHiddenChunk, n - i0));
     double* h = hidden_.data();  // [rows, m]
     gemm_nt(rows, m, d_, in_scale, y + i0 * d_, d_, u_.data(), d_, 0.0, h, m);  // U y / sqrt d
     for (int i = 0; i < rows; ++i) act_->row(h + static_cast<std::size_t>(i) * m, bias_u_.data(), m);

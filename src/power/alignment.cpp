@@ -16,7 +16,7 @@ namespace tokdyn {
 
 namespace {
 
-double dot(const double* a, const double* b, int d) {
+double inner(const double* a, const double* b, int d) {
   double s = 0;
   for (int k = 0; k < d; ++k) s += a[k] * b[k];
   return s;
@@ -26,10 +26,10 @@ double dot(const double* a, const double* b, int d) {
 double orthogonalize(double* v, const double* basis, int rows, int d) {
   for (int pass = 0; pass < 2; ++pass)  // twice: classical Gram-Schmidt re-orthogonalised
     for (int r = 0; r < rows; ++r) {
-      const double p = dot(v, basis + static_cast<std::size_t>(r) * d, d);
+      const double p = inner(v, basis + static_cast<std::size_t>(r) * d, d);
       for (int k = 0; k < d; ++k) v[k] -= p * basis[static_cast<std::size_t>(r) * d + k];
     }
-  return std::sqrt(dot(v, v, d));
+  return std::sqrt(inner(v, v, d));
 }
 
 // Appends v, orthonormalised against the rows already in basis, as a new row; if v lies (numerically) in
@@ -56,8 +56,8 @@ void append_orthonormal(std::vector<double>& basis, const double* v, int d) {
 // Projection coefficients of x on the orthonormal rows of basis [rows, d], and |x|^2.
 double project(const std::vector<double>& basis, int d, const double* x, double* coeff) {
   const int rows = static_cast<int>(basis.size() / d);
-  for (int r = 0; r < rows; ++r) coeff[r] = dot(x, basis.data() + static_cast<std::size_t>(r) * d, d);
-  return dot(x, x, d);
+  for (int r = 0; r < rows; ++r) coeff[r] = inner(x, basis.data() + static_cast<std::size_t>(r) * d, d);
+  return inner(x, x, d);
 }
 
 }  // namespace
@@ -131,7 +131,7 @@ double alignment(const LeadingDirection& lead, const double* x) {
 double misalignment(const LeadingDirection& lead, const double* x) {
   const int d = lead.d;
   std::vector<double> r(x, x + d);
-  const double xx = dot(x, x, d);
+  const double xx = inner(x, x, d);
   const double rr = orthogonalize(r.data(), lead.basis.data(), lead.rank(), d);
   return rr / std::sqrt(xx);
 }
@@ -142,7 +142,7 @@ double phase(const LeadingDirection& lead, const double* x) {
   const double* a = lead.eigvec.data();      // Re v
   const double* b = lead.eigvec.data() + d;  // Im v
   // Normal equations of min |x - c1 a - c2 b| (2 x 2, a and b independent for a genuine pair).
-  const double aa = dot(a, a, d), ab = dot(a, b, d), bb = dot(b, b, d), ax = dot(a, x, d), bx = dot(b, x, d);
+  const double aa = inner(a, a, d), ab = inner(a, b, d), bb = inner(b, b, d), ax = inner(a, x, d), bx = inner(b, x, d);
   const double det = aa * bb - ab * ab;
   const double c1 = (bb * ax - ab * bx) / det, c2 = (aa * bx - ab * ax) / det;
   return std::atan2(-c2, c1);  // arg z, z = c1 - i c2
@@ -219,7 +219,7 @@ void FinalStateDetector::observe(const double* before, const double* after) {
     const double* xo = after + i * d_;
     const double* xi = before + i * d_;
     std::copy(xo, xo + d_, r.begin());
-    const double off_plane = orthogonalize(r.data(), plane_.data(), 2, d_) / std::sqrt(dot(xo, xo, d_));
+    const double off_plane = orthogonalize(r.data(), plane_.data(), 2, d_) / std::sqrt(inner(xo, xo, d_));
     double moved = 0;
     for (int k = 0; k < d_; ++k) moved += (xo[k] - xi[k]) * (xo[k] - xi[k]);
     const bool moving = std::sqrt(moved) > tol_;
@@ -240,11 +240,11 @@ std::string FinalStateDetector::classify(const double* x) const {
     for (std::int64_t i = 0; i < n; ++i)
       for (int k = 0; k < d_; ++k) m[k] += sign[i] * x[i * d_ + k];
     TOKDYN_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, m.data(), d_, MPI_DOUBLE, MPI_SUM, comm_));
-    const double norm = std::sqrt(dot(m.data(), m.data(), d_));
+    const double norm = std::sqrt(inner(m.data(), m.data(), d_));
     cos_min = 1;
     negatives = 0;
     for (std::int64_t i = 0; i < n; ++i) {
-      const double c = norm > 0 ? dot(x + i * d_, m.data(), d_) / (norm * std::sqrt(dot(x + i * d_, x + i * d_, d_)))
+      const double c = norm > 0 ? inner(x + i * d_, m.data(), d_) / (norm * std::sqrt(inner(x + i * d_, x + i * d_, d_)))
                                 : 0.0;
       cos_min = std::min(cos_min, sign[i] * c);
       if (sign[i] < 0) ++negatives;
@@ -263,7 +263,7 @@ std::string FinalStateDetector::classify(const double* x) const {
   std::vector<double> x0(d_, 0.0);
   if (rank_ == 0 && n > 0) std::copy(x, x + d_, x0.begin());
   TOKDYN_MPI_CHECK(MPI_Bcast(x0.data(), d_, MPI_DOUBLE, 0, comm_));
-  for (std::int64_t i = 0; i < n; ++i) sign[i] = dot(x + i * d_, x0.data(), d_) >= 0 ? 1.0 : -1.0;
+  for (std::int64_t i = 0; i < n; ++i) sign[i] = inner(x + i * d_, x0.data(), d_) >= 0 ? 1.0 : -1.0;
   closest_direction(sign, cos_min, negatives);
   if (cos_min >= cos_tol && negatives > 0 && negatives < partition_.n_global) return "bipartite";
 

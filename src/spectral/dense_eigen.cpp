@@ -18,7 +18,7 @@ namespace tokdyn {
 namespace {
 
 // An eigenvalue with its LAPACK column, or a conjugate pair (first = the member with im > 0).
-struct Item {
+struct DenseItem {
   int column;
   bool pair;
   double re, im, modulus;
@@ -52,13 +52,13 @@ DenseEigen dense_eigen(int n, const double* a, bool left) {
          &info);
   if (info != 0) throw SystemError("LAPACK dgeev failed, info = " + std::to_string(info));
 
-  std::vector<Item> items;
+  std::vector<DenseItem> items;
   for (int j = 0; j < n; ++j) {
     const bool pair = wi[j] != 0;
     items.push_back({j, pair, wr[j], std::abs(wi[j]), std::hypot(wr[j], wi[j])});
     if (pair) ++j;  // LAPACK stores the pair consecutively, the member with im > 0 first
   }
-  std::stable_sort(items.begin(), items.end(), [](const Item& x, const Item& y) {
+  std::stable_sort(items.begin(), items.end(), [](const DenseItem& x, const DenseItem& y) {
     if (x.modulus != y.modulus) return x.modulus > y.modulus;
     return x.re > y.re;
   });
@@ -79,7 +79,7 @@ DenseEigen dense_eigen(int n, const double* a, bool left) {
     return std::sqrt(s);
   };
   int k = 0;
-  for (const Item& it : items) {
+  for (const DenseItem& it : items) {
     const int parts = it.pair ? 2 : 1;
     const double sr = 1 / norm_of(vr, it.column, parts);  // dgeev normalises already; kept exact here
     for (int p = 0; p < parts; ++p) copy_column(vr, it.column + p, e.right, k + p, sr);

@@ -46,6 +46,8 @@ std::vector<double> padded(const std::vector<double>& rows, int nev, std::int64_
   return out;
 }
 
+}  // namespace
+
 // The /spectrum series, a row per solved layer, created at the first solve (-eps_nev may change the deck's
 // nev) or found again in a run file restored from a checkpoint. Timing series carry the attribute
 // `timing`: they are the only values two runs of one deck do not share.
@@ -97,6 +99,8 @@ struct SpectrumFile {
         h5::write_attribute(series(file, timing, H5T_IEEE_F64LE, {}), "timing", std::int64_t(1));
   }
 };
+
+namespace {
 
 std::string which_name(Which w) { return w == Which::largest_real ? "largest-real" : "largest-magnitude"; }
 

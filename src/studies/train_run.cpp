@@ -29,7 +29,7 @@ namespace {
 constexpr double kRoundoffCharges = 1e3;
 
 // A token as it prints: control characters and blanks escaped.
-std::string printable(const std::string& token) {
+std::string token_text(const std::string& token) {
   if (token == "\n") return "\\n";
   if (token == "\t") return "\\t";
   if (token == " ") return "' '";
@@ -47,7 +47,7 @@ class TrainRun : public RunState {
         model_(p.model),
         theta_(initial_gpt<T>(p.model, p.init, p.seed)),
         grad_(theta_.size()),
-        optimizer_(optimizers<T>().make(p.optimizer, p.settings, theta_.size())),
+        optimizer_(p.optimizer->make<T>(p.optimizer_context, theta_.size())),
         step_loss_(p.eval_every),
         step_grad_(p.eval_every),
         validation_(validation_offsets(p.eval_sequences, static_cast<std::int64_t>(split.validation.size()),
@@ -66,14 +66,14 @@ class TrainRun : public RunState {
     for (const std::string& v : vocabulary_) vocab += v + "\n";
     h5::write_attribute(g, "vocabulary", vocab);
     h5::write_attribute(g, "parameters", static_cast<std::int64_t>(theta_.size()));
-    h5::write_attribute(g, "optimizer", p_.optimizer);
+    h5::write_attribute(g, "optimizer", p_.optimizer->name);
     h5::write_attribute(g, "train_tokens", static_cast<std::int64_t>(split_.train.size()));
     h5::write_attribute(g, "validation_tokens", static_cast<std::int64_t>(split_.validation.size()));
     const std::size_t vectors = optimizer_->state_per_parameter();
     char line[256];
     std::snprintf(line, sizeof line,
                   "%zu parameters; %s keeps %zu vector%s per parameter: %zu bytes per parameter with theta (%s)",
-                  theta_.size(), p_.optimizer.c_str(), vectors, vectors == 1 ? "" : "s", (1 + vectors) * sizeof(T),
+                  theta_.size(), p_.optimizer->name.c_str(), vectors, vectors == 1 ? "" : "s", (1 + vectors) * sizeof(T),
                   sizeof(T) == 4 ? "float" : "double");
     comm_.print(line);
     observe(0, file);
@@ -329,7 +329,7 @@ class TrainRun : public RunState {
       std::string top;
       for (int t : h.top) {
         char item[64];
-        std::snprintf(item, sizeof item, " %s %+.2f", printable(vocabulary_[t]).c_str(), h.cos[t]);
+        std::snprintf(item, sizeof item, " %s %+.2f", token_text(vocabulary_[t]).c_str(), h.cos[t]);
         top += item;
       }
       char line[512];

@@ -31,7 +31,7 @@ DeckSchema TrainStudy::schema() {
   s.add_real("train.ema", 0.1, "weight of the newest value in the smoothed (EMA) losses", 0.0, 1.0, true);
   s.add_choice("train.eval_biases", "means", {"means", "last"},
                "validation with the biases' means, or with the last training step's sampled biases (the authors' code)");
-  s.add_choice("train.optimizer", "ecd", optimizers<double>().names(), "the optimizer");
+  s.add_choice("train.optimizer", "ecd", optimizers().names(), "the optimizer (its keys: the section of its name)");
   s.add_choice("train.precision", "float", {"float", "double"}, "parameters, gradient and optimizer state (sums in double)");
   s.add_int("train.alignment_null", 1000, "random directions of the key-bias alignment's null", 1);
   s.add_int("train.alignment_top", 8, "tokens listed per head by largest |cos(W_K e_t, mean b_Q)|", 1);
@@ -42,31 +42,7 @@ DeckSchema TrainStudy::schema() {
   s.add_real("model.init_std", 0.02, "standard deviation of the initial weights (GPT-2's)", 0.0);
   s.add_real("model.prelu_mean", 0.2, "prelu: mean of the initial slopes", -1e6, 1e6);
   s.add_real("model.prelu_std", 1.0, "prelu: standard deviation of the initial slopes (the authors' code: 1)", 0.0);
-  s.add_real("ecd.lr", 1.0, "ECD: step scale (dt = lr / sqrt(eta))", 0.0, 1e6, true);
-  s.add_real("ecd.eta", 100.0, "ECD: concentration eta", 0.0, 1e12, true);
-  s.add_real("ecd.F0", 2.0, "ECD: loss offset F0 (below the loss: the kick divides by F - F0)", -1e12, 1e12);
-  s.add_real("ecd.nu", 0.0, "ECD: bounce amplitude nu (random rotations of u; 0: none)", 0.0);
-  s.add_real("ecd.eps1", 1e-10, "ECD: |1 - |u|^2| below which u is not renormalised", 0.0);
-  s.add_real("ecd.eps2", 1e-40, "ECD: steps with F - F0 below this change nothing", 0.0);
-  s.add_real("ecd.weight_decay", 0.0, "ECD: w |theta|^2 / 2 added to the loss", 0.0);
-  s.add_choice("ecd.projection", "global", {"global", "tensor"},
-               "ECD: u . g over the whole vector (conserves the charges) or per tensor as the authors' code");
-  s.add_choice("ecd.start", "gradient", {"gradient", "random"}, "ECD: u(0) = -g/|g| or a random unit vector");
-  s.add_real("ecdsep.lr", 0.01, "ECDSep: step", 0.0, 1e6, true);
-  s.add_real("ecdsep.eta", 1.0, "ECDSep: eta", 0.0, 1e12, true);
-  s.add_real("ecdsep.F0", 0.0, "ECDSep: loss offset F0", -1e12, 1e12);
-  s.add_real("ecdsep.s", 1.0, "ECDSep: s in log(s + |p|^2)", 0.0, 1e12, true);
-  s.add_real("ecdsep.weight_decay", 0.0, "ECDSep: w |theta|^2 / 2 added to the loss", 0.0);
-  s.add_real("sgdm.lr", 0.03, "SGDM: learning rate", 0.0, 1e6, true);
-  s.add_real("sgdm.momentum", 0.95, "SGDM: momentum", 0.0, 1.0);
-  s.add_bool("sgdm.nesterov", true, "SGDM: Nesterov momentum");
-  s.add_real("sgdm.initial_buffer", 0.0, "SGDM: standard deviation of a random initial buffer (0: zeros)", 0.0);
-  s.add_real("sgdm.weight_decay", 0.0, "SGDM: L2 weight decay", 0.0);
-  s.add_real("adamw.lr", 1e-4, "AdamW: learning rate", 0.0, 1e6, true);
-  s.add_real("adamw.beta1", 0.9, "AdamW: beta1", 0.0, 1.0);
-  s.add_real("adamw.beta2", 0.95, "AdamW: beta2", 0.0, 1.0);
-  s.add_real("adamw.eps", 1e-8, "AdamW: epsilon", 0.0, 1.0, true);
-  s.add_real("adamw.weight_decay", 0.01, "AdamW: decoupled weight decay", 0.0);
+  optimizers().add_keys(s);  // each optimizer's own section: ecd.*, ecdsep.*, sgdm.*, adamw.*
   const char* kinds[3][5] = {{"query", "0.5", "0.05..0.15", "b_Q", "queries"},
                              {"key", "0.3", "0.12..0.08", "b_K", "keys"},
                              {"value", "0.5", "0.05", "b_V", "values"}};
@@ -102,7 +78,7 @@ TrainParams train_params(const Deck& deck) {
                      std::to_string(p.eval_every));
   p.ema = deck.get_real("train.ema");
   p.eval_last = deck.get_text("train.eval_biases") == "last";
-  p.optimizer = deck.get_text("train.optimizer");
+  p.optimizer = optimizers().make(deck.get_text("train.optimizer"), deck);
   p.single = deck.get_text("train.precision") == "float";
   p.alignment_null = static_cast<int>(deck.get_int("train.alignment_null"));
   p.alignment_top = static_cast<int>(deck.get_int("train.alignment_top"));
@@ -119,34 +95,7 @@ TrainParams train_params(const Deck& deck) {
   p.init.std = deck.get_real("model.init_std");
   p.init.prelu_mean = deck.get_real("model.prelu_mean");
   p.init.prelu_std = deck.get_real("model.prelu_std");
-  // The optimizer's settings from its own section.
-  OptimizerSettings& o = p.settings;
-  const std::string& name = p.optimizer;
-  o.seed = p.seed;
-  o.lr = deck.get_real(name + ".lr");
-  o.weight_decay = deck.get_real(name + ".weight_decay");
-  if (name == "ecd" || name == "ecdsep") {
-    o.eta = deck.get_real(name + ".eta");
-    o.F0 = deck.get_real(name + ".F0");
-  }
-  if (name == "ecd") {
-    o.nu = deck.get_real("ecd.nu");
-    o.eps1 = deck.get_real("ecd.eps1");
-    o.eps2 = deck.get_real("ecd.eps2");
-    o.tensor_projection = deck.get_text("ecd.projection") == "tensor";
-    o.random_start = deck.get_text("ecd.start") == "random";
-  }
-  if (name == "ecdsep") o.s = deck.get_real("ecdsep.s");
-  if (name == "sgdm") {
-    o.momentum = deck.get_real("sgdm.momentum");
-    o.nesterov = deck.get_bool("sgdm.nesterov");
-    o.initial_buffer = deck.get_real("sgdm.initial_buffer");
-  }
-  if (name == "adamw") {
-    o.beta1 = deck.get_real("adamw.beta1");
-    o.beta2 = deck.get_real("adamw.beta2");
-    o.adam_eps = deck.get_real("adamw.eps");
-  }
+  p.optimizer_context.seed = p.seed;  // its blocks once the vocabulary is known
   // The biases (d_h is known from the model).
   const int dh = m.channels / m.heads;
   BiasLaw* laws[3] = {&p.biases.query, &p.biases.key, &p.biases.value};
@@ -180,7 +129,7 @@ TrainStudy::TrainStudy(const Comm& comm, const Deck& deck) : comm_(comm), params
   params_.model.vocab = static_cast<int>(text_.vocabulary.size());
   split_ = split_text(text_, params_.validation, params_.model.context);
   std::vector<int>().swap(text_.tokens);  // the split holds them now
-  if (params_.settings.tensor_projection) params_.settings.blocks = GptLayout(params_.model).blocks();
+  params_.optimizer_context.blocks = GptLayout(params_.model).blocks();
 }
 
 TrainStudy::~TrainStudy() = default;
@@ -188,9 +137,7 @@ TrainStudy::~TrainStudy() = default;
 MemoryEstimate TrainStudy::memory() const {
   const double D = static_cast<double>(GptLayout(params_.model).size), bytes = params_.single ? 4 : 8;
   // The optimizer's vectors of state per parameter, as it declares them (one made for two parameters asked).
-  OptimizerSettings probe = params_.settings;
-  probe.blocks.clear();
-  const double state = static_cast<double>(optimizers<double>().make(params_.optimizer, probe, 2)->state_per_parameter());
+  const double state = static_cast<double>(params_.optimizer->make<double>({}, 2)->state_per_parameter());
   const GptConfig& m = params_.model;
   const double n = m.context, C = m.channels;
   MemoryEstimate memory;
@@ -213,16 +160,11 @@ RunState& TrainStudy::setup() {
 
 std::string TrainStudy::banner() const {
   const GptConfig& m = params_.model;
-  const OptimizerSettings& o = params_.settings;
   std::string bias;
   const std::pair<const char*, const BiasLaw*> laws[] = {
       {"b_Q", &params_.biases.query}, {"b_K", &params_.biases.key}, {"b_V", &params_.biases.value}};
   for (const auto& [name, law] : laws)
     if (law->on) bias += std::string(bias.empty() ? "" : " + ") + name;
-  char ecd[96] = "";
-  if (params_.optimizer == "ecd")
-    std::snprintf(ecd, sizeof ecd, ", eta %g, F0 %g, nu %g%s", o.eta, o.F0, o.nu,
-                  o.tensor_projection ? ", per-tensor projection" : "");
   const std::string data =
       params_.data == "text" ? "text '" + params_.text_file + "'" : "a Markov chain's path";
   const std::string symmetry =
@@ -230,9 +172,10 @@ std::string TrainStudy::banner() const {
   char line[640];
   std::snprintf(line, sizeof line,
                 "tokdyn train: %s (%zu train / %zu validation tokens, vocabulary %d), GPT L = %d, H = %d, C = %d, %s, "
-                "context %d; %s lr %g%s; %s; %lld steps of %lld sequences, %s",
+                "context %d; %s %s; %s; %lld steps of %lld sequences, %s",
                 data.c_str(), split_.train.size(), split_.validation.size(), m.vocab, m.layers, m.heads, m.channels,
-                m.prelu ? "PReLU" : "GELU", m.context, params_.optimizer.c_str(), o.lr, ecd, symmetry.c_str(),
+                m.prelu ? "PReLU" : "GELU", m.context, params_.optimizer->name.c_str(), params_.optimizer->summary.c_str(),
+                symmetry.c_str(),
                 static_cast<long long>(params_.steps), static_cast<long long>(params_.batch),
                 params_.single ? "float" : "double");
   return line;

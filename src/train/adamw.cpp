@@ -3,16 +3,42 @@
 //   theta <- theta - lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)
 // Its per-coordinate preconditioner is not invariant under the rotations of a head: no charge survives.
 #include <cmath>
+#include <cstdio>
 
 #include "styles.hpp"
 
 namespace tokdyn {
+
+// The values of its keys (outside the anonymous namespace: the registry's factory keeps a copy).
+struct AdamWSettings {
+  double lr = 1e-4, beta1 = 0.9, beta2 = 0.95, eps = 1e-8, weight_decay = 0.01;
+
+  static void keys(DeckSchema& s) {
+    s.add_real("adamw.lr", 1e-4, "AdamW: learning rate", 0.0, 1e6, true);
+    s.add_real("adamw.beta1", 0.9, "AdamW: beta1", 0.0, 1.0);
+    s.add_real("adamw.beta2", 0.95, "AdamW: beta2", 0.0, 1.0);
+    s.add_real("adamw.eps", 1e-8, "AdamW: epsilon", 0.0, 1.0, true);
+    s.add_real("adamw.weight_decay", 0.01, "AdamW: decoupled weight decay", 0.0);
+  }
+  static AdamWSettings read(const Deck& deck) {
+    return {deck.get_real("adamw.lr"), deck.get_real("adamw.beta1"), deck.get_real("adamw.beta2"),
+            deck.get_real("adamw.eps"), deck.get_real("adamw.weight_decay")};
+  }
+  std::string summary() const {
+    char line[160];
+    std::snprintf(line, sizeof line, "lr %g, beta1 %g, beta2 %g, eps %g, weight decay %g", lr, beta1, beta2, eps,
+                  weight_decay);
+    return line;
+  }
+};
+
 namespace {
 
 template <class T>
 class AdamW : public Optimizer<T> {
  public:
-  AdamW(const OptimizerSettings& s, std::size_t n) : s_(s), m_(n, T(0)), v_(n, T(0)) {}
+  using Settings = AdamWSettings;
+  AdamW(const Settings& s, const OptimizerContext&, std::size_t n) : s_(s), m_(n, T(0)), v_(n, T(0)) {}
 
   void step(double, const T* g, T* theta) override {
     const double t = this->steps_ + 1;
@@ -24,7 +50,7 @@ class AdamW : public Optimizer<T> {
       m_[k] = static_cast<T>(m);
       v_[k] = static_cast<T>(v);
       const double decayed = theta[k] * (1 - s_.lr * s_.weight_decay);
-      theta[k] = static_cast<T>(decayed - s_.lr * (m / c1) / (std::sqrt(v / c2) + s_.adam_eps));
+      theta[k] = static_cast<T>(decayed - s_.lr * (m / c1) / (std::sqrt(v / c2) + s_.eps));
     }
     this->steps_ = t;
   }
@@ -34,12 +60,12 @@ class AdamW : public Optimizer<T> {
   std::vector<std::pair<std::string, double*>> state_scalars() override { return {{"steps", &this->steps_}}; }
 
  private:
-  OptimizerSettings s_;
+  Settings s_;
   std::vector<T> m_, v_;
 };
 
 }  // namespace
 
-TOKDYN_OPTIMIZER_FACTORY(make_adamw, AdamW);
+void add_adamw(OptimizerRegistry& r) { add_optimizer_class<AdamW>(r, "adamw", "Adam with decoupled weight decay"); }
 
 }  // namespace tokdyn

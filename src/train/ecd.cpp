@@ -8,20 +8,62 @@
 // starting from u = -g/|g| (or a random unit vector). u . g~ is taken over the whole vector, or block
 // by block as in the authors' code (tensor_projection), which does not conserve the charges.
 #include <cmath>
+#include <cstdio>
 
 #include "styles.hpp"
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/core/random.hpp"
 
 namespace tokdyn {
+
+// The values of its keys (outside the anonymous namespace: the registry's factory keeps a copy).
+struct EcdSettings {
+  double lr = 1, eta = 100, F0 = 2, nu = 0, eps1 = 1e-10, eps2 = 1e-40, weight_decay = 0;
+  bool tensor_projection = false;  // u . g per parameter tensor (the authors' code) instead of the whole vector
+  bool random_start = false;       // u(0) a random unit vector instead of -g/|g|
+
+  static void keys(DeckSchema& s) {
+    s.add_real("ecd.lr", 1.0, "ECD: step scale (dt = lr / sqrt(eta))", 0.0, 1e6, true);
+    s.add_real("ecd.eta", 100.0, "ECD: concentration eta", 0.0, 1e12, true);
+    s.add_real("ecd.F0", 2.0, "ECD: loss offset F0 (below the loss: the kick divides by F - F0)", -1e12, 1e12);
+    s.add_real("ecd.nu", 0.0, "ECD: bounce amplitude nu (random rotations of u; 0: none)", 0.0);
+    s.add_real("ecd.eps1", 1e-10, "ECD: |1 - |u|^2| below which u is not renormalised", 0.0);
+    s.add_real("ecd.eps2", 1e-40, "ECD: steps with F - F0 below this change nothing", 0.0);
+    s.add_real("ecd.weight_decay", 0.0, "ECD: w |theta|^2 / 2 added to the loss", 0.0);
+    s.add_choice("ecd.projection", "global", {"global", "tensor"},
+                 "ECD: u . g over the whole vector (conserves the charges) or per tensor as the authors' code");
+    s.add_choice("ecd.start", "gradient", {"gradient", "random"}, "ECD: u(0) = -g/|g| or a random unit vector");
+  }
+  static EcdSettings read(const Deck& deck) {
+    EcdSettings s;
+    s.lr = deck.get_real("ecd.lr");
+    s.eta = deck.get_real("ecd.eta");
+    s.F0 = deck.get_real("ecd.F0");
+    s.nu = deck.get_real("ecd.nu");
+    s.eps1 = deck.get_real("ecd.eps1");
+    s.eps2 = deck.get_real("ecd.eps2");
+    s.weight_decay = deck.get_real("ecd.weight_decay");
+    s.tensor_projection = deck.get_text("ecd.projection") == "tensor";
+    s.random_start = deck.get_text("ecd.start") == "random";
+    return s;
+  }
+  std::string summary() const {
+    char line[160];
+    std::snprintf(line, sizeof line, "lr %g, eta %g, F0 %g, nu %g%s%s", lr, eta, F0, nu,
+                  tensor_projection ? ", per-tensor projection" : "", random_start ? ", random start" : "");
+    return line;
+  }
+};
+
 namespace {
 
 template <class T>
 class Ecd : public Optimizer<T> {
  public:
-  Ecd(const OptimizerSettings& s, std::size_t n) : s_(s), u_(n), blocks_(s.blocks), gw_(n), z_(s.nu != 0 ? n : 0) {
+  using Settings = EcdSettings;
+  Ecd(const Settings& s, const OptimizerContext& c, std::size_t n)
+      : s_(s), seed_(c.seed), u_(n), blocks_(c.blocks), gw_(n), z_(s.nu != 0 ? n : 0) {
     if (n < 2) throw InputError("ecd needs at least 2 parameters (c = eta D / (2 (D - 1)))");
-    if (s.eta <= 0) throw InputError("ecd: eta must be positive");
     if (!s.tensor_projection || blocks_.empty()) blocks_ = {ParameterBlock{"all", 0, n}};
     std::size_t next = 0;
     for (const ParameterBlock& b : blocks_) {
@@ -61,7 +103,7 @@ class Ecd : public Optimizer<T> {
     if (nu != 0) {
       // A small random rotation of the direction at fixed |u|.
       std::vector<double>& z = z_;
-      RandomStream(s_.seed, Purpose::ecd_noise).normals(static_cast<std::uint64_t>(this->steps_), 0, z.data(), n);
+      RandomStream(seed_, Purpose::ecd_noise).normals(static_cast<std::uint64_t>(this->steps_), 0, z.data(), n);
       double m2 = 0;
       for (std::size_t k = 0; k < n; ++k) {
         z[k] = u_[k] / norm + nu * z[k];
@@ -86,7 +128,7 @@ class Ecd : public Optimizer<T> {
     const std::size_t n = u_.size();
     std::vector<double> v(n);
     if (s_.random_start)
-      RandomStream(s_.seed, Purpose::optimizer_start).normals(0, 0, v.data(), n);
+      RandomStream(seed_, Purpose::optimizer_start).normals(0, 0, v.data(), n);
     else
       for (std::size_t k = 0; k < n; ++k) v[k] = -g[k];
     double norm = 0;
@@ -98,7 +140,8 @@ class Ecd : public Optimizer<T> {
     started_ = 1;
   }
 
-  OptimizerSettings s_;
+  Settings s_;
+  std::uint64_t seed_;
   std::vector<T> u_;
   std::vector<ParameterBlock> blocks_;
   std::vector<double> gw_, z_;  // g~ and the noise of a step (scratch, kept to allocate once)
@@ -108,6 +151,8 @@ class Ecd : public Optimizer<T> {
 
 }  // namespace
 
-TOKDYN_OPTIMIZER_FACTORY(make_ecd, Ecd);
+void add_ecd(OptimizerRegistry& r) {
+  add_optimizer_class<Ecd>(r, "ecd", "energy-conserving descent: unit-speed velocity, kicked by the gradient across it");
+}
 
 }  // namespace tokdyn

@@ -4,23 +4,56 @@
 // (F~, g~ with the weight decay as in ECD). Both updates keep <p, delta_A theta> for a symmetry A of the
 // loss exactly: the kick is along g, orthogonal to delta_A theta, and <p, A p> = 0.
 #include <cmath>
+#include <cstdio>
 
 #include "styles.hpp"
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/core/random.hpp"
 
 namespace tokdyn {
+
+// The values of its keys (outside the anonymous namespace: the registry's factory keeps a copy).
+struct EcdSepSettings {
+  double lr = 0.01, eta = 1, F0 = 0, s = 1, weight_decay = 0;
+  bool random_start = false;  // p(0) a random unit vector instead of 0
+
+  static void keys(DeckSchema& k) {
+    k.add_real("ecdsep.lr", 0.01, "ECDSep: step", 0.0, 1e6, true);
+    k.add_real("ecdsep.eta", 1.0, "ECDSep: eta", 0.0, 1e12, true);
+    k.add_real("ecdsep.F0", 0.0, "ECDSep: loss offset F0", -1e12, 1e12);
+    k.add_real("ecdsep.s", 1.0, "ECDSep: s in log(s + |p|^2)", 0.0, 1e12, true);
+    k.add_real("ecdsep.weight_decay", 0.0, "ECDSep: w |theta|^2 / 2 added to the loss", 0.0);
+    k.add_choice("ecdsep.start", "zero", {"zero", "random"}, "ECDSep: p(0) = 0 or a random unit vector");
+  }
+  static EcdSepSettings read(const Deck& deck) {
+    EcdSepSettings e;
+    e.lr = deck.get_real("ecdsep.lr");
+    e.eta = deck.get_real("ecdsep.eta");
+    e.F0 = deck.get_real("ecdsep.F0");
+    e.s = deck.get_real("ecdsep.s");
+    e.weight_decay = deck.get_real("ecdsep.weight_decay");
+    e.random_start = deck.get_text("ecdsep.start") == "random";
+    return e;
+  }
+  std::string summary() const {
+    char line[160];
+    std::snprintf(line, sizeof line, "lr %g, eta %g, F0 %g, s %g%s", lr, eta, F0, s,
+                  random_start ? ", random start" : "");
+    return line;
+  }
+};
+
 namespace {
 
 template <class T>
 class EcdSep : public Optimizer<T> {
  public:
-  EcdSep(const OptimizerSettings& s, std::size_t n) : s_(s), p_(n, T(0)) {
-    if (s.s <= 0) throw InputError("ecdsep: s must be positive");
+  using Settings = EcdSepSettings;
+  EcdSep(const Settings& s, const OptimizerContext& c, std::size_t n) : s_(s), p_(n, T(0)) {
     if (s.random_start) {
       // A random initial momentum of unit length.
       std::vector<double> v(n);
-      RandomStream(s.seed, Purpose::optimizer_start).normals(0, 0, v.data(), n);
+      RandomStream(c.seed, Purpose::optimizer_start).normals(0, 0, v.data(), n);
       double norm = 0;
       for (double x : v) norm += x * x;
       for (std::size_t k = 0; k < n; ++k) p_[k] = static_cast<T>(v[k] / std::sqrt(norm));
@@ -31,7 +64,7 @@ class EcdSep : public Optimizer<T> {
     const std::size_t n = p_.size();
     const double q2 = s_.weight_decay != 0 ? dot(theta, theta, 0, n) : 0.0;
     const double excess = loss + 0.5 * s_.weight_decay * q2 - s_.F0;
-    if (!(excess > s_.eps2)) return;
+    if (!(excess > 1e-40)) return;  // at or below F0: no step (ECD's default eps2)
     const double kick = s_.lr * s_.eta / excess;
     for (std::size_t k = 0; k < n; ++k) {
       const double gk = static_cast<double>(g[k]) + s_.weight_decay * static_cast<double>(theta[k]);
@@ -50,13 +83,15 @@ class EcdSep : public Optimizer<T> {
   std::vector<std::pair<std::string, double*>> state_scalars() override { return {{"steps", &this->steps_}}; }
 
  private:
-  OptimizerSettings s_;
+  Settings s_;
   std::vector<T> p_;
   double energy_ = NAN;  // H at the last step (not checkpointed: a diagnostic of that step)
 };
 
 }  // namespace
 
-TOKDYN_OPTIMIZER_FACTORY(make_ecd_sep, EcdSep);
+void add_ecd_sep(OptimizerRegistry& r) {
+  add_optimizer_class<EcdSep>(r, "ecdsep", "ECD with the separable Hamiltonian eta log(F - F0) + log(s + |p|^2), symplectic Euler");
+}
 
 }  // namespace tokdyn

@@ -1,23 +1,26 @@
-// The list of optimizers: adding one is its class (a file with its factory) plus one line here.
+// The list of optimizers: adding one is its file (its class, its keys, its add_ function) plus one line here.
 #include "styles.hpp"
 
 namespace tokdyn {
 
-template <class T>
-const OptimizerRegistry<T>& optimizers() {
-  static const OptimizerRegistry<T> r = [] {
-    OptimizerRegistry<T> r("optimizer");
-    r.add("ecd", "energy-conserving descent: unit-speed velocity, kicked by the gradient across it", make_ecd<T>);
-    r.add("ecdsep", "ECD with the separable Hamiltonian eta log(F - F0) + log(s + |p|^2), symplectic Euler",
-          make_ecd_sep<T>);
-    r.add("sgdm", "SGD with heavy-ball momentum (Nesterov by default), optional random initial buffer", make_sgdm<T>);
-    r.add("adamw", "Adam with decoupled weight decay", make_adamw<T>);
+void OptimizerRegistry::add(const std::string& name, const std::string& help, OptimizerKeys keys, Factory read) {
+  Registry::add(name, help, std::move(read));
+  keys_.push_back(std::move(keys));
+}
+
+void OptimizerRegistry::add_keys(DeckSchema& schema) const {
+  for (const OptimizerKeys& keys : keys_) keys(schema);
+}
+
+OptimizerRegistry& optimizer_registry() {
+  static OptimizerRegistry r = [] {
+    OptimizerRegistry r("optimizer");
+    for (auto add : {add_ecd, add_ecd_sep, add_sgdm, add_adamw}) add(r);
     return r;
   }();
   return r;
 }
 
-template const OptimizerRegistry<float>& optimizers<float>();
-template const OptimizerRegistry<double>& optimizers<double>();
+const OptimizerRegistry& optimizers() { return optimizer_registry(); }
 
 }  // namespace tokdyn

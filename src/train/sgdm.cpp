@@ -3,19 +3,52 @@
 //   d = g + w theta;  b <- mu b + d  (b = d at the first step from a zero buffer)
 //   theta <- theta - lr (d + mu b)  (Nesterov)  or  theta - lr b
 // The friction mu < 1 makes every charge <b, delta_A theta> decay.
+#include <cstdio>
+
 #include "styles.hpp"
 #include "tokdyn/core/random.hpp"
 
 namespace tokdyn {
+
+// The values of its keys (outside the anonymous namespace: the registry's factory keeps a copy).
+struct SgdmSettings {
+  double lr = 0.03, momentum = 0.95, initial_buffer = 0, weight_decay = 0;
+  bool nesterov = true;
+
+  static void keys(DeckSchema& s) {
+    s.add_real("sgdm.lr", 0.03, "SGDM: learning rate", 0.0, 1e6, true);
+    s.add_real("sgdm.momentum", 0.95, "SGDM: momentum", 0.0, 1.0);
+    s.add_bool("sgdm.nesterov", true, "SGDM: Nesterov momentum");
+    s.add_real("sgdm.initial_buffer", 0.0, "SGDM: standard deviation of a random initial buffer (0: zeros)", 0.0);
+    s.add_real("sgdm.weight_decay", 0.0, "SGDM: L2 weight decay", 0.0);
+  }
+  static SgdmSettings read(const Deck& deck) {
+    SgdmSettings s;
+    s.lr = deck.get_real("sgdm.lr");
+    s.momentum = deck.get_real("sgdm.momentum");
+    s.nesterov = deck.get_bool("sgdm.nesterov");
+    s.initial_buffer = deck.get_real("sgdm.initial_buffer");
+    s.weight_decay = deck.get_real("sgdm.weight_decay");
+    return s;
+  }
+  std::string summary() const {
+    char line[160];
+    std::snprintf(line, sizeof line, "lr %g, momentum %g%s, weight decay %g%s", lr, momentum,
+                  nesterov ? " (Nesterov)" : "", weight_decay, initial_buffer > 0 ? ", random initial buffer" : "");
+    return line;
+  }
+};
+
 namespace {
 
 template <class T>
 class Sgdm : public Optimizer<T> {
  public:
-  Sgdm(const OptimizerSettings& s, std::size_t n) : s_(s), b_(n, T(0)) {
+  using Settings = SgdmSettings;
+  Sgdm(const Settings& s, const OptimizerContext& c, std::size_t n) : s_(s), b_(n, T(0)) {
     if (s.initial_buffer > 0) {
       std::vector<double> v(n);
-      RandomStream(s.seed, Purpose::optimizer_start).normals(1, 0, v.data(), n);
+      RandomStream(c.seed, Purpose::optimizer_start).normals(1, 0, v.data(), n);
       for (std::size_t k = 0; k < n; ++k) b_[k] = static_cast<T>(s.initial_buffer * v[k]);
     }
   }
@@ -36,12 +69,14 @@ class Sgdm : public Optimizer<T> {
   std::vector<std::pair<std::string, double*>> state_scalars() override { return {{"steps", &this->steps_}}; }
 
  private:
-  OptimizerSettings s_;
+  Settings s_;
   std::vector<T> b_;
 };
 
 }  // namespace
 
-TOKDYN_OPTIMIZER_FACTORY(make_sgdm, Sgdm);
+void add_sgdm(OptimizerRegistry& r) {
+  add_optimizer_class<Sgdm>(r, "sgdm", "SGD with heavy-ball momentum (Nesterov by default), optional random initial buffer");
+}
 
 }  // namespace tokdyn

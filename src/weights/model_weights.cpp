@@ -64,12 +64,6 @@ const ModelLayout& layout_of(const std::string& model) {
   throw InputError("no safetensors layout for model '" + model + "'");
 }
 
-std::string shape_text(const std::vector<std::int64_t>& shape) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 std::string layer_name(const char* pattern, std::int64_t l) {
   std::string s = pattern;
   const auto at = s.find("{l}");

@@ -5,7 +5,10 @@ exactly. Timings are the one thing two runs of a deck do not share and are skipp
 attribute `timing`, attributes whose names end in `seconds` or `_per_second`. The root's attributes are the
 run's identity (its id, times, output name, run-control keys) and are not compared.
 
-    compare_runs.py A B [A2 B2 ...] [--tol T]
+    compare_runs.py A B [A2 B2 ...] [--tol T] [--except-attribute PATH@NAME ...]
+
+--except-attribute leaves one attribute out, for runs that differ in it by design (two optimizers that take
+the same steps: /train@optimizer).
 """
 import argparse
 import sys
@@ -29,8 +32,9 @@ def datasets(f):
     return sorted(names)
 
 
-def attribute_difference(fa, fb):
-    """'' when every non-timing attribute of every object below the root agrees exactly, else what differs."""
+def attribute_difference(fa, fb, excepted=()):
+    """'' when every non-timing attribute of every object below the root agrees exactly (but those named
+    PATH@NAME in excepted), else what differs."""
     objects = []
     fa.visit(objects.append)
     for n in objects:
@@ -42,6 +46,8 @@ def attribute_difference(fa, fb):
         if ka != kb:
             return f"{n}: attributes differ: {ka} vs {kb}"
         for k in ka:
+            if f"/{n}@{k}" in excepted:
+                continue
             x, y = np.asarray(a[k]), np.asarray(b[k])
             same = np.array_equal(x, y, equal_nan=True) if x.dtype.kind == "f" else np.array_equal(x, y)
             if not same:
@@ -49,7 +55,7 @@ def attribute_difference(fa, fb):
     return ""
 
 
-def difference(path_a, path_b, tol):
+def difference(path_a, path_b, tol, excepted=()):
     """'' when the files agree, else the first difference; the largest relative difference (tol > 0)."""
     with h5py.File(path_a, "r") as fa, h5py.File(path_b, "r") as fb:
         na, nb = datasets(fa), datasets(fb)
@@ -81,7 +87,7 @@ def difference(path_a, path_b, tol):
                     return f"{n}: relative difference {err:.3g} > {tol:g}", worst
         # Attributes hold results too; across rank counts (tol > 0) their last bits may differ.
         if tol == 0:
-            why = attribute_difference(fa, fb)
+            why = attribute_difference(fa, fb, excepted)
             if why:
                 return why, worst
         return "", worst
@@ -91,11 +97,13 @@ def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("files", nargs="+", help="pairs of run files")
     p.add_argument("--tol", type=float, default=0.0, help="max |a - b| / max(1, |a|); 0 means bitwise")
+    p.add_argument("--except-attribute", action="append", default=[], metavar="PATH@NAME",
+                   help="an attribute not compared, e.g. /train@optimizer")
     args = p.parse_args()
     if len(args.files) % 2:
         sys.exit("compare_runs: give the files in pairs")
     for a, b in zip(args.files[::2], args.files[1::2]):
-        why, worst = difference(a, b, args.tol)
+        why, worst = difference(a, b, args.tol, args.except_attribute)
         if why:
             sys.exit(f"compare_runs: {a} vs {b}: {why}")
         print(f"compare_runs: {a} and {b} agree (max relative difference {worst:.3g})")

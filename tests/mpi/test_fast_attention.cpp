@@ -21,13 +21,6 @@ namespace {
 
 
 
-// max |a - b| / max |b|.
-double relative_error(const std::vector<double>& a, const std::vector<double>& b) {
-  double e = 0, s = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) e = std::max(e, std::abs(a[i] - b[i])), s = std::max(s, std::abs(b[i]));
-  return e / s;
-}
-
 AttentionWeights scaled_identity(int d, double q, double k, double v, double beta) {
   AttentionWeights w = identity_attention_weights(d, beta);
   for (int a = 0; a < d; ++a) w.query[a * (d + 1)] = q, w.key[a * (d + 1)] = k, w.value[a * (d + 1)] = v;
@@ -52,7 +45,7 @@ TEST(HarmonicAttention, EqualsTheExactSumsToItsTolerance) {
         attention->set_masses(w.data());
         std::vector<double> out(x.size());
         attention->apply(x.data(), out.data());
-        const double error = relative_error(test::gather_rows(out, c.partition, 3),
+        const double error = test::relative_error(test::gather_rows(out, c.partition, 3),
                                             test::naive_weighted_attention(all, n, c.weights, mass, normalized));
         // Z and U come out with an absolute error below (tolerance + ~p^2 eps) e^{|b|}; relative to Z (SA) or max
         // |U| (USA), both ~ e^{|b|} / (2|b|) for points spread over the sphere (and within the masses' ratio 21):
@@ -108,7 +101,7 @@ TEST(RandomFeatureAttention, BetaZeroIsExact) {
     attention->set_masses(w.data());
     std::vector<double> out(x.size());
     attention->apply(x.data(), out.data());
-    EXPECT_LT(relative_error(test::gather_rows(out, c.partition, d),
+    EXPECT_LT(test::relative_error(test::gather_rows(out, c.partition, d),
                              test::naive_weighted_attention(all, n, weights, mass, normalized)),
               1e-13);
   }
@@ -179,7 +172,7 @@ TEST(RandomFeatureAttention, SameResultOnEveryRankCount) {
   self.comm = MPI_COMM_SELF;
   self.partition = Partition(n, 1);
   attention_styles().make("random-features", self)->apply(all.data(), whole.data());
-  EXPECT_LT(relative_error(test::gather_rows(local, c.partition, d), whole), 1e-13);
+  EXPECT_LT(test::relative_error(test::gather_rows(local, c.partition, d), whole), 1e-13);
 }
 
 TEST(SphereStatistics, EnergyEqualsTheDirectDoubleSum) {

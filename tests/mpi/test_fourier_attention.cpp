@@ -26,12 +26,6 @@ AttentionWeights scaled_identity(double q, double k, double v, double beta) {
 
 
 
-double max_abs(const std::vector<double>& v) {
-  double m = 0;
-  for (double e : v) m = std::max(m, std::abs(e));
-  return m;
-}
-
 // max_i |out_i - ref_i| / max |ref| over every rank's tokens.
 double relative_error(const std::vector<double>& out, const std::vector<double>& ref, const Partition& part) {
   const Comm comm;
@@ -39,7 +33,7 @@ double relative_error(const std::vector<double>& out, const std::vector<double>&
   double e = 0, global = 0;
   for (std::size_t i = 0; i < out.size(); ++i) e = std::max(e, std::abs(out[i] - ref[begin + i]));
   TOKDYN_MPI_CHECK(MPI_Allreduce(&e, &global, 1, MPI_DOUBLE, MPI_MAX, comm.get()));
-  return global / max_abs(ref);
+  return global / test::max_abs(ref);
 }
 
 }  // namespace

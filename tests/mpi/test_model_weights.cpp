@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model_files.hpp"
+#include "reference.hpp"
 #include "tokdyn/studies/keys.hpp"
 #include "tokdyn/core/comm.hpp"
 #include "tokdyn/core/deck.hpp"
@@ -62,20 +63,6 @@ class SharedDir {
   Comm comm_;
   fs::path dir_;
 };
-
-double max_abs(const std::vector<double>& v) {
-  double m = 0;
-  for (double x : v) m = std::max(m, std::abs(x));
-  return m;
-}
-
-// max |a - b| / max |b|.
-double relative_error(const std::vector<double>& a, const std::vector<double>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  double e = 0;
-  for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) e = std::max(e, std::abs(a[i] - b[i]));
-  return e / std::max(max_abs(b), 1e-300);
-}
 
 // F_t by doc/science.md section 7.5 straight from the stored tensors, summed in long double.
 std::vector<double> f_from_tensors(const ModelFile& m, std::int64_t stored_layer) {
@@ -172,12 +159,12 @@ void expect_matches(const WeightSource& s, const ModelFile& m, const std::string
     EXPECT_EQ(w.score_scale, s.score_scale());
     // F = O V through the library's product against the formula of doc/science.md section 7.5 on the raw
     // tensors. Both sum 12 products of stored values; long double vs BLAS double leaves a few ulps of max |F|.
-    EXPECT_LT(relative_error(layer_matrix(w), f_from_tensors(m, stored)), 1e-14) << "layer " << t;
+    EXPECT_LT(test::relative_error(layer_matrix(w), f_from_tensors(m, stored)), 1e-14) << "layer " << t;
     // Q x, K x by the model's own convention.
     std::vector<double> x(d);
     RandomStream(9, Purpose::test).normals(static_cast<std::uint64_t>(t), 0, x.data(), d);
-    EXPECT_LT(relative_error(mat_vec(w.query, d, d, x), projected(m, stored, true, x)), 1e-14);
-    EXPECT_LT(relative_error(mat_vec(w.key, d, d, x), projected(m, stored, false, x)), 1e-14);
+    EXPECT_LT(test::relative_error(mat_vec(w.query, d, d, x), projected(m, stored, true, x)), 1e-14);
+    EXPECT_LT(test::relative_error(mat_vec(w.key, d, d, x), projected(m, stored, false, x)), 1e-14);
     // Row reads: this rank's block, plus empty, single and interior ranges.
     for (const auto& [b, e] : std::vector<std::pair<std::int64_t, std::int64_t>>{{begin, end}, {0, 0}, {d - 1, d}, {3, 8}, {0, d}}) {
       const auto o = s.output_rows(t, b, e), v = s.value_rows(t, b, e);
@@ -191,7 +178,7 @@ void expect_matches(const WeightSource& s, const ModelFile& m, const std::string
   std::vector<double> expected;
   for (auto id : ids) expected.insert(expected.end(), m.embedding.begin() + id * d, m.embedding.begin() + (id + 1) * d);
   // Rows as stored: exact; ALBERT's W e + b: BLAS double against long double, a few ulps.
-  EXPECT_LE(relative_error(s.embedding(ids), expected), m.model == "albert" ? 1e-14 : 0.0);
+  EXPECT_LE(test::relative_error(s.embedding(ids), expected), m.model == "albert" ? 1e-14 : 0.0);
   EXPECT_THROW(s.embedding({20}), InputError);
   EXPECT_THROW(s.embedding({-1}), InputError);
 }

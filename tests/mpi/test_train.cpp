@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "optimizers.hpp"
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/core/random.hpp"
 #include "tokdyn/train/batches.hpp"
@@ -96,7 +97,7 @@ struct ChargeRun {
   std::vector<double> scale;                 // |theta| |P| per step
 };
 
-ChargeRun run_charges(const std::string& name, OptimizerSettings s, bool resample_bq, int steps) {
+ChargeRun run_charges(const std::string& name, const std::vector<std::string>& keys, bool resample_bq, int steps) {
   GptConfig c;
   c.vocab = 7, c.context = 8, c.layers = 2, c.heads = 2, c.channels = 8;
   Gpt<double> model(c);
@@ -104,8 +105,9 @@ ChargeRun run_charges(const std::string& name, OptimizerSettings s, bool resampl
   RandomStream(9, Purpose::test).normals(0, 0, theta.data(), theta.size());
   for (double& v : theta) v *= 0.3;
   const TextSplit split = split_text(random_text(c.vocab, 400), 0.1, c.context);
-  if (s.tensor_projection) s.blocks = model.layout().blocks();
-  auto opt = optimizers<double>().make(name, s, theta.size());
+  OptimizerContext context;
+  context.blocks = model.layout().blocks();  // as the run passes them (used by ecd.projection = tensor)
+  auto opt = test::make_optimizer<double>(name, keys, theta.size(), context);
   ChargeRun out;
   const int D = c.head_dim();
   for (int k = 0; k < steps; ++k) {
@@ -152,26 +154,21 @@ double ratio_drift(const ChargeRun& r) {
 }
 
 TEST(Train, ChargesOfTheHeads) {
-  OptimizerSettings ecd;
-  ecd.lr = 0.3, ecd.eta = 10, ecd.F0 = 0;
+  const std::vector<std::string> ecd{"ecd.lr=0.3", "ecd.eta=10", "ecd.F0=0"};
   const double quiet = largest(run_charges("ecd", ecd, false, 40));
   const double kicked = largest(run_charges("ecd", ecd, true, 40));
-  OptimizerSettings random_start = ecd;
-  random_start.random_start = true;
+  std::vector<std::string> random_start = ecd;
+  random_start.push_back("ecd.start=random");
   const ChargeRun global = run_charges("ecd", random_start, false, 40);
   const double ratios = ratio_drift(global);
-  OptimizerSettings tensor = random_start;
-  tensor.tensor_projection = true;
+  std::vector<std::string> tensor = random_start;
+  tensor.push_back("ecd.projection=tensor");
   const double tensor_drift = ratio_drift(run_charges("ecd", tensor, false, 40));
-  OptimizerSettings sgdm;
-  sgdm.lr = 0.03, sgdm.momentum = 0.95, sgdm.initial_buffer = 0.1;
-  const ChargeRun heavy = run_charges("sgdm", sgdm, false, 40);
+  const ChargeRun heavy = run_charges("sgdm", {"sgdm.lr=0.03", "sgdm.momentum=0.95", "sgdm.initial_buffer=0.1"}, false, 40);
   double first = 0, last = 0;
   for (double v : heavy.charges.front()) first = std::max(first, std::abs(v));
   for (double v : heavy.charges.back()) last = std::max(last, std::abs(v));
-  OptimizerSettings adam;
-  adam.lr = 1e-3;
-  const double adam_charge = largest(run_charges("adamw", adam, false, 40));
+  const double adam_charge = largest(run_charges("adamw", {"adamw.lr=1e-3", "adamw.weight_decay=0"}, false, 40));
   int rank = 0;
   TOKDYN_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
   if (rank == 0)

@@ -101,4 +101,18 @@ inline double dot(const double* a, const double* b, int d) {
   return s;
 }
 
+inline double max_abs(const std::vector<double>& v) {
+  double m = 0;
+  for (double e : v) m = std::max(m, std::abs(e));
+  return m;
+}
+
+// max |a - b| / max |b|; infinite when the sizes differ.
+inline double relative_error(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) return INFINITY;
+  double e = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) e = std::max(e, std::abs(a[i] - b[i]));
+  return e / std::max(max_abs(b), 1e-300);
+}
+
 }  // namespace tokdyn::test

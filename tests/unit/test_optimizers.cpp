@@ -9,8 +9,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <string>
 #include <vector>
 
+#include "optimizers.hpp"
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/core/random.hpp"
 #include "tokdyn/train/optimizer.hpp"
@@ -84,11 +87,14 @@ double norm(const std::vector<double>& v) {
 }
 
 // Runs `steps` steps of optimizer `name` on the toy; returns the charges after every step.
-std::vector<std::vector<double>> charge_history(const std::string& name, const OptimizerSettings& s, int steps,
-                                                std::vector<double>* scale = nullptr) {
+using Keys = std::vector<std::string>;
+
+std::vector<std::vector<double>> charge_history(const std::string& name, const Keys& keys, int steps,
+                                                std::vector<double>* scale = nullptr,
+                                                const OptimizerContext& context = {}) {
   const Toy toy;
   std::vector<double> theta = toy.start(), grad(toy.size());
-  auto opt = optimizers<double>().make(name, s, toy.size());
+  auto opt = test::make_optimizer<double>(name, keys, toy.size(), context);
   std::vector<std::vector<double>> out;
   for (int k = 0; k < steps; ++k) {
     const double f = toy.loss(theta.data(), grad.data());
@@ -100,45 +106,44 @@ std::vector<std::vector<double>> charge_history(const std::string& name, const O
 }
 
 TEST(Optimizers, Registry) {
-  EXPECT_EQ(optimizers<double>().names(), (std::vector<std::string>{"ecd", "ecdsep", "sgdm", "adamw"}));
+  EXPECT_EQ(optimizers().names(), (std::vector<std::string>{"ecd", "ecdsep", "sgdm", "adamw"}));
   try {
-    optimizers<float>().make("adam", OptimizerSettings{}, 4);
+    test::make_optimizer<float>("adam", {}, 4);
     FAIL() << "no error for an unknown optimizer";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("unknown optimizer 'adam' (known: ecd, ecdsep, sgdm, adamw)"),
               std::string::npos);
   }
-  OptimizerSettings s;
-  EXPECT_EQ(optimizers<float>().make("ecd", s, 10)->state_per_parameter(), 1u);
-  EXPECT_EQ(optimizers<float>().make("adamw", s, 10)->state_per_parameter(), 2u);
+  EXPECT_EQ(test::make_optimizer<float>("ecd", {}, 10)->state_per_parameter(), 1u);
+  EXPECT_EQ(test::make_optimizer<float>("adamw", {}, 10)->state_per_parameter(), 2u);
+  // Each optimizer's keys are in its own section, declared by its class.
+  DeckSchema schema;
+  optimizers().add_keys(schema);
+  for (const char* key : {"ecd.eta", "ecd.projection", "ecdsep.s", "ecdsep.start", "sgdm.nesterov", "adamw.beta2"})
+    EXPECT_TRUE(schema.find(key)) << key;
 }
 
 // One step from the formulas (theta = (1, -2, 0.5), g = (0.3, 0.4, -1.2), loss 3).
 TEST(Optimizers, FirstSteps) {
   const std::vector<double> theta0{1, -2, 0.5}, g{0.3, 0.4, -1.2};
   const double gn = norm(g);
-  auto first = [&](const std::string& name, const OptimizerSettings& s) {
+  auto first = [&](const std::string& name, const Keys& keys) {
     std::vector<double> theta = theta0;
-    optimizers<double>().make(name, s, 3)->step(3.0, g.data(), theta.data());
+    test::make_optimizer<double>(name, keys, 3)->step(3.0, g.data(), theta.data());
     return theta;
   };
-  OptimizerSettings s;
-  s.lr = 0.7, s.eta = 4, s.F0 = -1;
   // ECD from u = -g/|g|: the kick g - u (u . g) vanishes; theta moves by dt = lr / sqrt(eta) along -g/|g|.
-  std::vector<double> t = first("ecd", s);
+  std::vector<double> t = first("ecd", {"ecd.lr=0.7", "ecd.eta=4", "ecd.F0=-1"});
   for (int k = 0; k < 3; ++k) EXPECT_NEAR(t[k], theta0[k] - 0.35 * g[k] / gn, 1e-15);
   // ECDSep: p = -lr eta g / (F - F0), theta += lr 2 p / (s + |p|^2).
-  s.s = 1.5;
-  t = first("ecdsep", s);
+  t = first("ecdsep", {"ecdsep.lr=0.7", "ecdsep.eta=4", "ecdsep.F0=-1", "ecdsep.s=1.5"});
   const double kick = 0.7 * 4 / 4.0, p2 = kick * kick * gn * gn;
   for (int k = 0; k < 3; ++k) EXPECT_NEAR(t[k], theta0[k] - 0.7 * 2 * kick * g[k] / (1.5 + p2), 1e-15);
   // SGDM, Nesterov, zero buffer: b = g, theta -= lr (g + mu g).
-  s.lr = 0.1, s.momentum = 0.9;
-  t = first("sgdm", s);
+  t = first("sgdm", {"sgdm.lr=0.1", "sgdm.momentum=0.9"});
   for (int k = 0; k < 3; ++k) EXPECT_NEAR(t[k], theta0[k] - 0.1 * 1.9 * g[k], 1e-15);
   // AdamW: m^ = g, v^ = g^2: theta (1 - lr w) - lr g / (|g| + eps).
-  s.lr = 0.01, s.weight_decay = 0.1, s.adam_eps = 1e-8;
-  t = first("adamw", s);
+  t = first("adamw", {"adamw.lr=0.01", "adamw.weight_decay=0.1", "adamw.eps=1e-8"});
   for (int k = 0; k < 3; ++k)
     EXPECT_NEAR(t[k], theta0[k] * (1 - 0.001) - 0.01 * g[k] / (std::abs(g[k]) + 1e-8), 1e-15);
 }
@@ -152,10 +157,8 @@ TEST(Optimizers, ToyLossIsSymmetric) {
 }
 
 TEST(Optimizers, EcdChargesStayZeroFromTheDefaultStart) {
-  OptimizerSettings s;
-  s.lr = 0.05, s.eta = 10, s.F0 = -1;
   std::vector<double> scale;
-  const auto h = charge_history("ecd", s, 3000, &scale);
+  const auto h = charge_history("ecd", {"ecd.lr=0.05", "ecd.eta=10", "ecd.F0=-1"}, 3000, &scale);
   double worst = 0;
   for (std::size_t k = 0; k < h.size(); ++k)
     for (double l : h[k]) worst = std::max(worst, std::abs(l) / scale[k]);
@@ -172,20 +175,22 @@ double ratio_drift(const std::vector<std::vector<double>>& h) {
 }
 
 TEST(Optimizers, EcdChargeRatiosFromARandomStart) {
-  OptimizerSettings s;
-  s.lr = 0.05, s.eta = 10, s.F0 = -1, s.random_start = true;
+  const Keys s{"ecd.lr=0.05", "ecd.eta=10", "ecd.F0=-1", "ecd.start=random"};
   // 200 steps: the common factor shrinks the charges (by 2000 steps they reach round-off, and their
   // ratios then mean nothing).
   const auto gh = charge_history("ecd", s, 200);
   const double global = ratio_drift(gh);
   // The authors' per-tensor projection (W and V blocks) and the velocity noise break the common factor.
-  OptimizerSettings t = s;
-  t.tensor_projection = true;
+  Keys t = s;
+  t.push_back("ecd.projection=tensor");
   const Toy toy;
-  t.blocks = {{"W", 0, toy.v0()}, {"V", toy.v0(), toy.size() - toy.v0()}};
-  const double tensor = ratio_drift(charge_history("ecd", t, 200));
-  OptimizerSettings n = s;
-  n.nu = 0.1;
+  OptimizerContext blocks;
+  blocks.blocks = {{"W", 0, toy.v0()}, {"V", toy.v0(), toy.size() - toy.v0()}};
+  const double tensor = ratio_drift(charge_history("ecd", t, 200, nullptr, blocks));
+  // The blocks alone (the run always passes them) change nothing without ecd.projection = tensor.
+  EXPECT_EQ(charge_history("ecd", s, 20, nullptr, blocks), charge_history("ecd", s, 20));
+  Keys n = s;
+  n.push_back("ecd.nu=0.1");
   const double noisy = ratio_drift(charge_history("ecd", n, 200));
   std::printf("ECD charge ratios over 200 steps from a random u (|l| from %.2e to %.2e): global projection %.2e, "
               "per-tensor %.2e, global with nu = 0.1 %.2e\n", norm(gh.front()), norm(gh.back()), global, tensor, noisy);
@@ -195,9 +200,7 @@ TEST(Optimizers, EcdChargeRatiosFromARandomStart) {
 }
 
 TEST(Optimizers, EcdSepConservesEachCharge) {
-  OptimizerSettings s;
-  s.lr = 0.01, s.eta = 1, s.F0 = -1, s.random_start = true;
-  const auto h = charge_history("ecdsep", s, 3000);
+  const auto h = charge_history("ecdsep", {"ecdsep.lr=0.01", "ecdsep.eta=1", "ecdsep.F0=-1", "ecdsep.start=random"}, 3000);
   double worst = 0;
   for (const auto& l : h)
     for (std::size_t a = 0; a < l.size(); ++a) worst = std::max(worst, std::abs(l[a] - h[0][a]) / norm(h[0]));
@@ -206,17 +209,14 @@ TEST(Optimizers, EcdSepConservesEachCharge) {
 }
 
 TEST(Optimizers, SgdmChargesDecayAdamWChargesAppear) {
-  OptimizerSettings s;
-  s.lr = 0.01, s.momentum = 0.95, s.initial_buffer = 0.1;
-  const auto sgdm = charge_history("sgdm", s, 400);
+  const auto sgdm = charge_history("sgdm", {"sgdm.lr=0.01", "sgdm.momentum=0.95", "sgdm.initial_buffer=0.1"}, 400);
   const double decay = norm(sgdm.back()) / norm(sgdm.front());
   // Friction: the buffer's charge shrinks by mu a step (the gradient adds none).
   std::printf("SGDM (mu = 0.95, random buffer): |l| after 400 steps / after 1 = %.2e (mu^399 = %.2e)\n", decay,
               std::pow(0.95, 399));
   EXPECT_LT(decay, 1e-6);
-  s.lr = 1e-3, s.weight_decay = 0;
   std::vector<double> scale;
-  const auto adam = charge_history("adamw", s, 200, &scale);
+  const auto adam = charge_history("adamw", {"adamw.lr=1e-3", "adamw.weight_decay=0"}, 200, &scale);
   double most = 0;
   for (std::size_t k = 0; k < adam.size(); ++k) most = std::max(most, norm(adam[k]) / scale[k]);
   std::printf("AdamW from m = 0: max |l| / (|theta| |m|) over 200 steps = %.2e\n", most);
@@ -227,9 +227,10 @@ TEST(Optimizers, SgdmChargesDecayAdamWChargesAppear) {
 // The charge of the rotations, J = (F - F0)^{-c} (x u_y - y u_x) with c = eta D / (2 (D - 1)) = 5, is zero
 // from the default start and stays at round-off with nu = 0; the velocity noise nu = 0.05 makes it wander.
 double sombrero_max_charge(double nu) {
-  OptimizerSettings s;
-  s.lr = 0.005, s.eta = 5, s.F0 = -1, s.nu = nu, s.seed = 42;
-  auto opt = optimizers<double>().make("ecd", s, 2);
+  OptimizerContext seed;
+  seed.seed = 42;
+  auto opt = test::make_optimizer<double>(
+      "ecd", {"ecd.lr=0.005", "ecd.eta=5", "ecd.F0=-1", "ecd.nu=" + std::to_string(nu)}, 2, seed);
   double theta[2] = {0.2, 0.5}, most = 0;
   for (int k = 0; k < 15000; ++k) {
     const double r2 = theta[0] * theta[0] + theta[1] * theta[1];
@@ -253,10 +254,13 @@ TEST(Optimizers, Sombrero) {
 // (ECD with noise: the kicks are keyed by the step).
 TEST(Optimizers, StateResumesBitForBit) {
   const Toy toy;
-  for (const std::string& name : optimizers<float>().names()) {
-    OptimizerSettings s;
-    s.lr = name == "adamw" ? 1e-3 : 0.01, s.eta = 10, s.F0 = -1, s.nu = 0.05, s.initial_buffer = 0.1;
-    s.random_start = name == "ecdsep";
+  const std::map<std::string, Keys> keys{
+      {"ecd", {"ecd.lr=0.01", "ecd.eta=10", "ecd.F0=-1", "ecd.nu=0.05"}},
+      {"ecdsep", {"ecdsep.lr=0.01", "ecdsep.eta=10", "ecdsep.F0=-1", "ecdsep.start=random"}},
+      {"sgdm", {"sgdm.lr=0.01", "sgdm.initial_buffer=0.1"}},
+      {"adamw", {"adamw.lr=1e-3"}}};
+  for (const std::string& name : optimizers().names()) {
+    const Keys& s = keys.at(name);
     auto run = [&](Optimizer<float>& opt, std::vector<float>& theta, int steps) {
       std::vector<float> grad(theta.size());
       for (int k = 0; k < steps; ++k) opt.step(toy.loss(theta.data(), grad.data()), grad.data(), theta.data());
@@ -265,11 +269,11 @@ TEST(Optimizers, StateResumesBitForBit) {
     const std::vector<double> start = toy.start();
     std::copy(start.begin(), start.end(), a.begin());
     b = a;
-    auto whole = optimizers<float>().make(name, s, toy.size());
+    auto whole = test::make_optimizer<float>(name, s, toy.size());
     run(*whole, a, 80);
-    auto first = optimizers<float>().make(name, s, toy.size());
+    auto first = test::make_optimizer<float>(name, s, toy.size());
     run(*first, b, 40);
-    auto second = optimizers<float>().make(name, s, toy.size());
+    auto second = test::make_optimizer<float>(name, s, toy.size());
     auto from = first->state_vectors();
     auto to = second->state_vectors();
     for (std::size_t i = 0; i < from.size(); ++i) *to[i].second = *from[i].second;

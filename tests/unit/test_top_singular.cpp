@@ -12,7 +12,7 @@
 namespace tokdyn {
 namespace {
 
-std::vector<double> normals(int n, std::uint64_t index) {
+std::vector<double> gaussian_entries(int n, std::uint64_t index) {
   std::vector<double> x(n);
   RandomStream(7, Purpose::test).normals(0, index, x.data(), n);
   return x;
@@ -43,7 +43,7 @@ SingularTriplet dense_top(const std::vector<double>& a, int rows, int cols) {
 
 void expect_triplet(const std::vector<double>& a, int rows, int cols, double value_tol, double angle_tol) {
   const SingularTriplet ref = dense_top(a, rows, cols);
-  const SingularTriplet t = top_singular_triplet(a.data(), rows, cols, normals(cols, 99));
+  const SingularTriplet t = top_singular_triplet(a.data(), rows, cols, gaussian_entries(cols, 99));
   EXPECT_NEAR(t.value, ref.value, value_tol * ref.value) << rows << " x " << cols;
   EXPECT_LE(t.residual, 1e-12);
   // Unit vectors, the same up to sign: 1 - |<x, y>| ~ angle^2 / 2.
@@ -73,7 +73,7 @@ TEST(TopSingular, GaussianMatricesAgreeWithLapack) {
   for (auto [rows, cols] : {std::pair{5, 5}, {40, 40}, {200, 150}, {150, 200}, {1, 30}, {30, 1}}) {
     std::vector<double> a(static_cast<std::size_t>(rows) * cols);
     for (int k = 0; k < rows; ++k) {
-      const std::vector<double> row = normals(cols, 1000 + k);
+      const std::vector<double> row = gaussian_entries(cols, 1000 + k);
       std::copy(row.begin(), row.end(), a.begin() + static_cast<std::ptrdiff_t>(k) * cols);
     }
     expect_triplet(a, rows, cols, 1e-13, 1e-9);
@@ -82,11 +82,11 @@ TEST(TopSingular, GaussianMatricesAgreeWithLapack) {
 
 TEST(TopSingular, RankOneIsExact) {
   const int rows = 60, cols = 45;
-  const std::vector<double> x = normals(rows, 1), y = normals(cols, 2);
+  const std::vector<double> x = gaussian_entries(rows, 1), y = gaussian_entries(cols, 2);
   std::vector<double> a(static_cast<std::size_t>(rows) * cols);
   for (int k = 0; k < rows; ++k)
     for (int i = 0; i < cols; ++i) a[k * cols + i] = x[k] * y[i];
-  const SingularTriplet t = top_singular_triplet(a.data(), rows, cols, normals(cols, 3));
+  const SingularTriplet t = top_singular_triplet(a.data(), rows, cols, gaussian_entries(cols, 3));
   EXPECT_NEAR(t.value, std::sqrt(dot(x, x) * dot(y, y)), 1e-13 * t.value);
   EXPECT_NEAR(std::abs(dot(t.left, x)), std::sqrt(dot(x, x)), 1e-12);
   EXPECT_LE(t.products, 4);  // one step finds it, one product measures the residual
@@ -94,7 +94,7 @@ TEST(TopSingular, RankOneIsExact) {
 
 TEST(TopSingular, ZeroMatrixGivesZero) {
   const std::vector<double> a(12, 0.0);
-  const SingularTriplet t = top_singular_triplet(a.data(), 3, 4, normals(4, 5));
+  const SingularTriplet t = top_singular_triplet(a.data(), 3, 4, gaussian_entries(4, 5));
   EXPECT_EQ(t.value, 0.0);
   EXPECT_EQ(dot(t.left, t.left), 1.0);
 }
@@ -105,7 +105,7 @@ TEST(TopSingular, ClusteredSpectrumConvergesThroughRestarts) {
   const int n = 80;
   std::vector<double> a(static_cast<std::size_t>(n) * n, 0.0);
   for (int i = 0; i < n; ++i) a[i * n + i] = 1 - 1e-4 * i;
-  const SingularTriplet t = top_singular_triplet(a.data(), n, n, normals(n, 6), 1e-12, 4);
+  const SingularTriplet t = top_singular_triplet(a.data(), n, n, gaussian_entries(n, 6), 1e-12, 4);
   EXPECT_NEAR(t.value, 1.0, 1e-13);
   EXPECT_GT(t.products, 3 * 9);  // more than three cycles
   EXPECT_GE(std::abs(t.right[0]), 1 - 1e-8);

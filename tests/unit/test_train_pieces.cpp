@@ -17,7 +17,7 @@
 namespace tokdyn {
 namespace {
 
-std::vector<double> normals(std::uint64_t step, std::size_t n) {
+std::vector<double> step_normals(std::uint64_t step, std::size_t n) {
   std::vector<double> v(n);
   RandomStream(5, Purpose::test).normals(step, 0, v.data(), n);
   return v;
@@ -36,8 +36,8 @@ TEST(Matmul, EqualsThePlainLoopBitForBit) {
   const int shapes[][3] = {{5, 7, 3}, {4, 8, 16}, {9, 13, 33}, {1, 1, 1}, {64, 64, 192}};
   for (const auto& s : shapes) {
     const int n = s[0], p = s[1], m = s[2];
-    const std::vector<double> a = normals(1, static_cast<std::size_t>(n) * p), b = normals(2, static_cast<std::size_t>(p) * m),
-                              bias = normals(3, m), start = normals(4, static_cast<std::size_t>(n) * m);
+    const std::vector<double> a = step_normals(1, static_cast<std::size_t>(n) * p), b = step_normals(2, static_cast<std::size_t>(p) * m),
+                              bias = step_normals(3, m), start = step_normals(4, static_cast<std::size_t>(n) * m);
     for (int mode = 0; mode < 3; ++mode) {
       std::vector<double> out = start, naive(static_cast<std::size_t>(n) * m);
       matmul(a.data(), b.data(), mode == 1 ? bias.data() : nullptr, mode == 2, n, p, m, out.data());
@@ -131,7 +131,7 @@ TEST(KeyAlignment, AgainstADirectComputation) {
   GptConfig c;
   c.vocab = 9, c.context = 4, c.layers = 2, c.heads = 2, c.channels = 8;
   const GptLayout y(c);
-  const std::vector<double> theta = normals(6, y.size), b = {0.3, -0.1, 0.7, 0.2};
+  const std::vector<double> theta = step_normals(6, y.size), b = {0.3, -0.1, 0.7, 0.2};
   const int D = c.head_dim(), C = c.channels;
   const std::vector<HeadAlignment> a = key_bias_alignment<double>(c, theta.data(), b, 50, 1, 3);
   ASSERT_EQ(a.size(), 4u);
@@ -154,9 +154,10 @@ TEST(KeyAlignment, AgainstADirectComputation) {
       // The listed tokens have the largest |cos|, in order; every other token's is at most the third's.
       EXPECT_GE(std::abs(got.cos[got.top[0]]), std::abs(got.cos[got.top[1]]));
       EXPECT_GE(std::abs(got.cos[got.top[1]]), std::abs(got.cos[got.top[2]]));
-      for (int t = 0; t < c.vocab; ++t)
-        if (t != got.top[0] && t != got.top[1] && t != got.top[2])
-          EXPECT_LE(std::abs(got.cos[t]), std::abs(got.cos[got.top[2]]));
+      for (int t = 0; t < c.vocab; ++t) {
+        if (t == got.top[0] || t == got.top[1] || t == got.top[2]) continue;
+        EXPECT_LE(std::abs(got.cos[t]), std::abs(got.cos[got.top[2]]));
+      }
     }
 }
 

@@ -66,6 +66,9 @@ class SafetensorsFile {
   std::map<std::string, std::string> metadata_;
 };
 
+// A tensor shape for messages: "[2, 3]".
+std::string shape_text(const std::vector<std::int64_t>& shape);
+
 // Bytes per element of a safetensors dtype; 0 when the name is not one.
 int safetensors_dtype_size(const std::string& dtype);
 

@@ -25,8 +25,8 @@ struct TrainParams {
   std::int64_t markov_tokens = 200000;
   GptConfig model;
   GptInit init;
-  std::string optimizer = "ecd";
-  OptimizerSettings settings;
+  std::shared_ptr<const OptimizerSetup> optimizer;  // train.optimizer with its own section's keys read
+  OptimizerContext optimizer_context;              // the seed and the GPT's tensors
   SymmetryBiasLaws biases;
   bool fixed_biases = false;  // bias.sampling = mean: b = mu at every pass
   bool eval_last = false;     // evaluate with the last sampled biases instead of the means

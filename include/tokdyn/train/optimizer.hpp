@@ -9,11 +9,14 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "tokdyn/core/deck.hpp"
 #include "tokdyn/core/registry.hpp"
 
 namespace tokdyn {
@@ -25,22 +28,10 @@ struct ParameterBlock {
   std::size_t begin = 0, size = 0;
 };
 
-struct OptimizerSettings {
-  double lr = 1.0;            // ECD: the scaled step (dt = lr / sqrt(eta)); others: the learning rate
-  double weight_decay = 0;    // ECD: adds w |theta|^2 / 2 to the loss; SGDM: L2; AdamW: decoupled
-  std::uint64_t seed = 1;
-  // ECD (defaults of the paper) and ECDSep
-  double eta = 100, F0 = 2.0, nu = 0, eps1 = 1e-10, eps2 = 1e-40;
-  bool tensor_projection = false;         // u . g per block (the authors' code) instead of over the whole vector
-  bool random_start = false;              // ECD: u(0) a random unit vector instead of -g/|g|
-  double s = 1.0;                         // ECDSep: theta' = 2 p / (s + |p|^2)
-  std::vector<ParameterBlock> blocks;     // tensor_projection: a partition of the vector
-  // SGDM
-  double momentum = 0.95;
-  bool nesterov = true;
-  double initial_buffer = 0;  // standard deviation of a random initial buffer (0: zeros)
-  // AdamW
-  double beta1 = 0.9, beta2 = 0.95, adam_eps = 1e-8;
+// What the run gives every optimizer besides its own keys.
+struct OptimizerContext {
+  std::uint64_t seed = 1;               // run.seed: random starts and noise
+  std::vector<ParameterBlock> blocks;   // the parameter tensors in order (empty: one block, the whole vector)
 };
 
 template <class T>
@@ -68,10 +59,59 @@ class Optimizer {
   double steps_ = 0;  // a double so that state_scalars() can hand it out with the rest
 };
 
-template <class T>
-using OptimizerRegistry = Registry<Optimizer<T>, const OptimizerSettings&, std::size_t>;
-// The optimizers for one scalar type: ecd, ecdsep, sgdm, adamw.
-template <class T>
-const OptimizerRegistry<T>& optimizers();
+// An optimizer with its keys read from a deck: makes the optimizer once the run knows its vector and its
+// scalar type.
+struct OptimizerSetup {
+  std::string name, summary;  // summary: its settings, for the run's banner ("lr 1, eta 100, F0 2")
+  std::function<std::unique_ptr<Optimizer<float>>(const OptimizerContext&, std::size_t)> make_float;
+  std::function<std::unique_ptr<Optimizer<double>>(const OptimizerContext&, std::size_t)> make_double;
+  template <class T>
+  std::unique_ptr<Optimizer<T>> make(const OptimizerContext& context, std::size_t n) const {
+    if constexpr (std::is_same_v<T, float>)
+      return make_float(context, n);
+    else
+      return make_double(context, n);
+  }
+};
+
+// The optimizers by name. Each declares its own keys, all in the deck section named after it
+// (`sgdm.momentum`), and reads them itself: the registry's factory reads a deck into an OptimizerSetup.
+using OptimizerKeys = std::function<void(DeckSchema&)>;
+class OptimizerRegistry : public Registry<OptimizerSetup, const Deck&> {
+ public:
+  using Registry::Registry;
+  void add(const std::string& name, const std::string& help, OptimizerKeys keys, Factory read);
+  // Every optimizer's keys, in the order they were registered.
+  void add_keys(DeckSchema& schema) const;
+
+ private:
+  std::vector<OptimizerKeys> keys_;
+};
+const OptimizerRegistry& optimizers();
+// The same registry, to add to: from outside src/, in a static initializer (tests/optimizers/ does this).
+OptimizerRegistry& optimizer_registry();
+
+// Adds the optimizer class template Opt: Opt<T>(const Settings&, const OptimizerContext&, std::size_t n),
+// with Opt<T>::Settings the values of its keys and
+//   static void keys(DeckSchema&);      // declares them, all in the section `name.`
+//   static Settings read(const Deck&);  // reads them; bad combinations are an InputError naming the keys
+//   std::string summary() const;        // them, for the banner
+template <template <class> class Opt>
+void add_optimizer_class(OptimizerRegistry& registry, const std::string& name, const std::string& help) {
+  using Settings = typename Opt<double>::Settings;
+  registry.add(name, help, &Settings::keys, [name](const Deck& deck) {
+    const Settings s = Settings::read(deck);
+    auto setup = std::make_unique<OptimizerSetup>();
+    setup->name = name;
+    setup->summary = s.summary();
+    setup->make_float = [s](const OptimizerContext& c, std::size_t n) -> std::unique_ptr<Optimizer<float>> {
+      return std::make_unique<Opt<float>>(s, c, n);
+    };
+    setup->make_double = [s](const OptimizerContext& c, std::size_t n) -> std::unique_ptr<Optimizer<double>> {
+      return std::make_unique<Opt<double>>(s, c, n);
+    };
+    return setup;
+  });
+}
 
 }  // namespace tokdyn

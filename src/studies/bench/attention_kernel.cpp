@@ -61,9 +61,9 @@ std::pair<double, double> error_against_exact(const Comm& comm, const Partition&
   return {error, size};
 }
 
-class AttentionKernel : public BenchKernel {
+class AttentionBench : public BenchKernel {
  public:
-  explicit AttentionKernel(BenchInput& in)
+  explicit AttentionBench(BenchInput& in)
       : BenchKernel(in), style_(in.deck.get_text("bench.style")), beta_(in.deck.get_real("bench.beta")) {
     AttentionContext c;
     c.comm = in.comm.get();
@@ -146,6 +146,6 @@ class AttentionKernel : public BenchKernel {
 
 }  // namespace
 
-std::unique_ptr<BenchKernel> make_attention_kernel(BenchInput& in) { return std::make_unique<AttentionKernel>(in); }
+std::unique_ptr<BenchKernel> make_attention_kernel(BenchInput& in) { return std::make_unique<AttentionBench>(in); }
 
 }  // namespace tokdyn

@@ -6,9 +6,9 @@
 namespace tokdyn {
 namespace {
 
-class CircleKernel : public BenchKernel {
+class CircleBench : public BenchKernel {
  public:
-  explicit CircleKernel(BenchInput& in) : BenchKernel(in), beta_(in.deck.get_real("bench.beta")) {
+  explicit CircleBench(BenchInput& in) : BenchKernel(in), beta_(in.deck.get_real("bench.beta")) {
     if (in.d != 2) throw InputError("bench.kernel = circle needs bench.d = 2");
     work = static_cast<double>(in.partition.n_global);
     unit = "points";
@@ -31,6 +31,6 @@ class CircleKernel : public BenchKernel {
 
 }  // namespace
 
-std::unique_ptr<BenchKernel> make_circle_kernel(BenchInput& in) { return std::make_unique<CircleKernel>(in); }
+std::unique_ptr<BenchKernel> make_circle_kernel(BenchInput& in) { return std::make_unique<CircleBench>(in); }
 
 }  // namespace tokdyn

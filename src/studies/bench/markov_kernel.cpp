@@ -12,9 +12,9 @@
 namespace tokdyn {
 namespace {
 
-class MarkovKernel : public BenchKernel {
+class MarkovBench : public BenchKernel {
  public:
-  explicit MarkovKernel(BenchInput& in) : BenchKernel(in) {
+  explicit MarkovBench(BenchInput& in) : BenchKernel(in) {
     const std::string path = in.deck.get_text("bench.text_file");
     if (path.empty()) throw InputError("bench.kernel = markov needs bench.text_file");
     const TokenizedText text = tokenize_text(in.comm, path, false, "bench.text_file");
@@ -70,6 +70,6 @@ class MarkovKernel : public BenchKernel {
 
 }  // namespace
 
-std::unique_ptr<BenchKernel> make_markov_kernel(BenchInput& in) { return std::make_unique<MarkovKernel>(in); }
+std::unique_ptr<BenchKernel> make_markov_kernel(BenchInput& in) { return std::make_unique<MarkovBench>(in); }
 
 }  // namespace tokdyn

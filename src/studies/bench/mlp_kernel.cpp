@@ -12,9 +12,9 @@ MlpParams mlp_params(const Deck& deck) {
   return p;
 }
 
-class MlpKernel : public BenchKernel {
+class MlpBench : public BenchKernel {
  public:
-  explicit MlpKernel(BenchInput& in) : BenchKernel(in), mlp_(mlp_params(in.deck), in.d) {
+  explicit MlpBench(BenchInput& in) : BenchKernel(in), mlp_(mlp_params(in.deck), in.d) {
     work = static_cast<double>(in.partition.n_global) * static_cast<double>(in.deck.get_int("bench.width"));
     unit = "token-neurons";
   }
@@ -32,6 +32,6 @@ class MlpKernel : public BenchKernel {
 
 }  // namespace
 
-std::unique_ptr<BenchKernel> make_mlp_kernel(BenchInput& in) { return std::make_unique<MlpKernel>(in); }
+std::unique_ptr<BenchKernel> make_mlp_kernel(BenchInput& in) { return std::make_unique<MlpBench>(in); }
 
 }  // namespace tokdyn

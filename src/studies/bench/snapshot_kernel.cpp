@@ -67,9 +67,9 @@ void write_plain_file(const Comm& comm, const std::string& path, std::int64_t by
   TOKDYN_MPI_CHECK(MPI_Barrier(comm.get()));
 }
 
-class SnapshotKernel : public BenchKernel {
+class SnapshotBench : public BenchKernel {
  public:
-  explicit SnapshotKernel(BenchInput& in) : BenchKernel(in), dir_(in.deck.get_text("bench.dir")) {
+  explicit SnapshotBench(BenchInput& in) : BenchKernel(in), dir_(in.deck.get_text("bench.dir")) {
     work = static_cast<double>(in.partition.n_global) * in.d * 8;
     unit = "bytes";
   }
@@ -103,6 +103,6 @@ class SnapshotKernel : public BenchKernel {
 
 }  // namespace
 
-std::unique_ptr<BenchKernel> make_snapshot_kernel(BenchInput& in) { return std::make_unique<SnapshotKernel>(in); }
+std::unique_ptr<BenchKernel> make_snapshot_kernel(BenchInput& in) { return std::make_unique<SnapshotBench>(in); }
 
 }  // namespace tokdyn

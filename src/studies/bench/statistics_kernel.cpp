@@ -6,9 +6,9 @@
 namespace tokdyn {
 namespace {
 
-class StatisticsKernel : public BenchKernel {
+class StatisticsBench : public BenchKernel {
  public:
-  explicit StatisticsKernel(BenchInput& in)
+  explicit StatisticsBench(BenchInput& in)
       : BenchKernel(in), pass_(in.comm.get(), in.partition, in.d, 1.0, 50, in.tile) {
     const double n = static_cast<double>(in.partition.n_global);
     work = n * (n - 1) / 2;
@@ -27,6 +27,6 @@ class StatisticsKernel : public BenchKernel {
 
 }  // namespace
 
-std::unique_ptr<BenchKernel> make_statistics_kernel(BenchInput& in) { return std::make_unique<StatisticsKernel>(in); }
+std::unique_ptr<BenchKernel> make_statistics_kernel(BenchInput& in) { return std::make_unique<StatisticsBench>(in); }
 
 }  // namespace tokdyn
