@@ -1,25 +1,23 @@
 // tokdyn: transformers as dynamical systems.
 //   mpiexec -n P tokdyn <command> [deck.ini] [--section.key=value ...] [run options] [PETSc/SLEPc options]
-#include <slepcsys.h>
+#include <petscsys.h>
 
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "commands.hpp"
-#include "tokdyn/core/blas.hpp"
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/core/error_exit.hpp"
 #include "tokdyn/core/petsc_options.hpp"
 #include "tokdyn/core/signals.hpp"
-#include "tokdyn/io/hdf5.hpp"
+#include "tokdyn/run/session.hpp"
 
 int main(int argc, char** argv) {
   // Before any work: a signal during start-up is recorded (and acted on at the first step), not fatal.
   tokdyn::install_signal_handlers();
   std::vector<std::string> args(argv + 1, argv + argc);
-  // Commands and flags are tokdyn's; only single-dash options reach PETSc.
-  tokdyn::Arguments parsed;
+  tokdyn::Arguments parsed;  // commands and flags are tokdyn's; only single-dash options reach PETSc
   std::string bad_arguments;
   const std::string command = args.empty() ? "" : args.front();
   if (!args.empty()) {
@@ -29,23 +27,9 @@ int main(int argc, char** argv) {
       bad_arguments = e.what();
     }
   }
-  std::vector<char*> petsc_argv{argv[0]};
-  for (auto& s : parsed.petsc) petsc_argv.push_back(s.data());
-  petsc_argv.push_back(nullptr);
-  int petsc_argc = static_cast<int>(petsc_argv.size()) - 1;
-  char** petsc_args = petsc_argv.data();
-  PetscCall(SlepcInitialize(&petsc_argc, &petsc_args, nullptr, nullptr));
-  // PETSc installed its own handlers (SIGTERM, SIGUSR1 among them) and would put back the default ones in
-  // SlepcFinalize, where a second SIGTERM would then kill the process: tokdyn's are the only ones.
-  PetscCall(PetscPopSignalHandler());
-  tokdyn::install_signal_handlers();
-  tokdyn::init_error_exit(
-      PETSC_COMM_WORLD, [] { return static_cast<int>(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_FILE)); },
-      [] { SlepcFinalize(); });
-  tokdyn::install_petsc_error_handler();
-  tokdyn::h5::silence_errors();
-  tokdyn::set_blas_threads(1);
-
+  std::vector<std::string> petsc_argv{argv[0]};
+  petsc_argv.insert(petsc_argv.end(), parsed.petsc.begin(), parsed.petsc.end());
+  const tokdyn::Session session(petsc_argv);
   int rc = 0;
   try {
     const tokdyn::Comm comm(PETSC_COMM_WORLD);
@@ -75,6 +59,5 @@ int main(int argc, char** argv) {
     tokdyn::exit_on_exception(std::current_exception());
   }
   std::fflush(stdout);
-  PetscCall(SlepcFinalize());
   return rc;
 }
