@@ -3,7 +3,6 @@
 //   theta <- theta - lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)
 // Its per-coordinate preconditioner is not invariant under the rotations of a head: no charge survives.
 #include <cmath>
-#include <cstdio>
 
 #include "styles.hpp"
 
@@ -11,24 +10,16 @@ namespace tokdyn {
 
 // The values of its keys (outside the anonymous namespace: the registry's factory keeps a copy).
 struct AdamWSettings {
-  double lr = 1e-4, beta1 = 0.9, beta2 = 0.95, eps = 1e-8, weight_decay = 0.01;
-
-  static void keys(DeckSchema& s) {
-    s.add_real("adamw.lr", 1e-4, "AdamW: learning rate", 0.0, 1e6, true);
-    s.add_real("adamw.beta1", 0.9, "AdamW: beta1", 0.0, 1.0);
-    s.add_real("adamw.beta2", 0.95, "AdamW: beta2", 0.0, 1.0);
-    s.add_real("adamw.eps", 1e-8, "AdamW: epsilon", 0.0, 1.0, true);
-    s.add_real("adamw.weight_decay", 0.01, "AdamW: decoupled weight decay", 0.0);
-  }
-  static AdamWSettings read(const Deck& deck) {
-    return {deck.get_real("adamw.lr"), deck.get_real("adamw.beta1"), deck.get_real("adamw.beta2"),
-            deck.get_real("adamw.eps"), deck.get_real("adamw.weight_decay")};
-  }
-  std::string summary() const {
-    char line[160];
-    std::snprintf(line, sizeof line, "lr %g, beta1 %g, beta2 %g, eps %g, weight decay %g", lr, beta1, beta2, eps,
-                  weight_decay);
-    return line;
+  double lr, beta1, beta2, eps, weight_decay;
+  static const KeyTable<AdamWSettings>& keys() {
+    static const KeyTable<AdamWSettings> table =
+        KeyTable<AdamWSettings>("adamw")
+            .real("lr", &AdamWSettings::lr, 1e-4, "AdamW: learning rate", 0.0, 1e6, true)
+            .real("beta1", &AdamWSettings::beta1, 0.9, "AdamW: beta1", 0.0, 1.0)
+            .real("beta2", &AdamWSettings::beta2, 0.95, "AdamW: beta2", 0.0, 1.0)
+            .real("eps", &AdamWSettings::eps, 1e-8, "AdamW: epsilon", 0.0, 1.0, true)
+            .real("weight_decay", &AdamWSettings::weight_decay, 0.01, "AdamW: decoupled weight decay", 0.0);
+    return table;
   }
 };
 

@@ -8,7 +8,6 @@
 // starting from u = -g/|g| (or a random unit vector). u . g~ is taken over the whole vector, or block
 // by block as in the authors' code (tensor_projection), which does not conserve the charges.
 #include <cmath>
-#include <cstdio>
 
 #include "styles.hpp"
 #include "tokdyn/core/error.hpp"
@@ -18,40 +17,25 @@ namespace tokdyn {
 
 // The values of its keys (outside the anonymous namespace: the registry's factory keeps a copy).
 struct EcdSettings {
-  double lr = 1, eta = 100, F0 = 2, nu = 0, eps1 = 1e-10, eps2 = 1e-40, weight_decay = 0;
-  bool tensor_projection = false;  // u . g per parameter tensor (the authors' code) instead of the whole vector
-  bool random_start = false;       // u(0) a random unit vector instead of -g/|g|
-
-  static void keys(DeckSchema& s) {
-    s.add_real("ecd.lr", 1.0, "ECD: step scale (dt = lr / sqrt(eta))", 0.0, 1e6, true);
-    s.add_real("ecd.eta", 100.0, "ECD: concentration eta", 0.0, 1e12, true);
-    s.add_real("ecd.F0", 2.0, "ECD: loss offset F0 (below the loss: the kick divides by F - F0)", -1e12, 1e12);
-    s.add_real("ecd.nu", 0.0, "ECD: bounce amplitude nu (random rotations of u; 0: none)", 0.0);
-    s.add_real("ecd.eps1", 1e-10, "ECD: |1 - |u|^2| below which u is not renormalised", 0.0);
-    s.add_real("ecd.eps2", 1e-40, "ECD: steps with F - F0 below this change nothing", 0.0);
-    s.add_real("ecd.weight_decay", 0.0, "ECD: w |theta|^2 / 2 added to the loss", 0.0);
-    s.add_choice("ecd.projection", "global", {"global", "tensor"},
-                 "ECD: u . g over the whole vector (conserves the charges) or per tensor as the authors' code");
-    s.add_choice("ecd.start", "gradient", {"gradient", "random"}, "ECD: u(0) = -g/|g| or a random unit vector");
-  }
-  static EcdSettings read(const Deck& deck) {
-    EcdSettings s;
-    s.lr = deck.get_real("ecd.lr");
-    s.eta = deck.get_real("ecd.eta");
-    s.F0 = deck.get_real("ecd.F0");
-    s.nu = deck.get_real("ecd.nu");
-    s.eps1 = deck.get_real("ecd.eps1");
-    s.eps2 = deck.get_real("ecd.eps2");
-    s.weight_decay = deck.get_real("ecd.weight_decay");
-    s.tensor_projection = deck.get_text("ecd.projection") == "tensor";
-    s.random_start = deck.get_text("ecd.start") == "random";
-    return s;
-  }
-  std::string summary() const {
-    char line[160];
-    std::snprintf(line, sizeof line, "lr %g, eta %g, F0 %g, nu %g%s%s", lr, eta, F0, nu,
-                  tensor_projection ? ", per-tensor projection" : "", random_start ? ", random start" : "");
-    return line;
+  double lr, eta, F0, nu, eps1, eps2, weight_decay;
+  bool tensor_projection;  // u . g per parameter tensor (the authors' code) instead of the whole vector
+  bool random_start;       // u(0) a random unit vector instead of -g/|g|
+  static const KeyTable<EcdSettings>& keys() {
+    static const KeyTable<EcdSettings> table =
+        KeyTable<EcdSettings>("ecd")
+            .real("lr", &EcdSettings::lr, 1.0, "ECD: step scale (dt = lr / sqrt(eta))", 0.0, 1e6, true)
+            .real("eta", &EcdSettings::eta, 100.0, "ECD: concentration eta", 0.0, 1e12, true)
+            .real("F0", &EcdSettings::F0, 2.0, "ECD: loss offset F0 (below the loss: the kick divides by F - F0)",
+                  -1e12, 1e12)
+            .real("nu", &EcdSettings::nu, 0.0, "ECD: bounce amplitude nu (random rotations of u; 0: none)", 0.0)
+            .real("eps1", &EcdSettings::eps1, 1e-10, "ECD: |1 - |u|^2| below which u is not renormalised", 0.0)
+            .real("eps2", &EcdSettings::eps2, 1e-40, "ECD: steps with F - F0 below this change nothing", 0.0)
+            .real("weight_decay", &EcdSettings::weight_decay, 0.0, "ECD: w |theta|^2 / 2 added to the loss", 0.0)
+            .either("projection", &EcdSettings::tensor_projection, {"global", "tensor"}, false,
+                    "ECD: u . g over the whole vector (conserves the charges) or per tensor as the authors' code")
+            .either("start", &EcdSettings::random_start, {"gradient", "random"}, false,
+                    "ECD: u(0) = -g/|g| or a random unit vector");
+    return table;
   }
 };
 

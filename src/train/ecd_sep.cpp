@@ -4,7 +4,6 @@
 // (F~, g~ with the weight decay as in ECD). Both updates keep <p, delta_A theta> for a symmetry A of the
 // loss exactly: the kick is along g, orthogonal to delta_A theta, and <p, A p> = 0.
 #include <cmath>
-#include <cstdio>
 
 #include "styles.hpp"
 #include "tokdyn/core/error.hpp"
@@ -14,32 +13,19 @@ namespace tokdyn {
 
 // The values of its keys (outside the anonymous namespace: the registry's factory keeps a copy).
 struct EcdSepSettings {
-  double lr = 0.01, eta = 1, F0 = 0, s = 1, weight_decay = 0;
-  bool random_start = false;  // p(0) a random unit vector instead of 0
-
-  static void keys(DeckSchema& k) {
-    k.add_real("ecdsep.lr", 0.01, "ECDSep: step", 0.0, 1e6, true);
-    k.add_real("ecdsep.eta", 1.0, "ECDSep: eta", 0.0, 1e12, true);
-    k.add_real("ecdsep.F0", 0.0, "ECDSep: loss offset F0", -1e12, 1e12);
-    k.add_real("ecdsep.s", 1.0, "ECDSep: s in log(s + |p|^2)", 0.0, 1e12, true);
-    k.add_real("ecdsep.weight_decay", 0.0, "ECDSep: w |theta|^2 / 2 added to the loss", 0.0);
-    k.add_choice("ecdsep.start", "zero", {"zero", "random"}, "ECDSep: p(0) = 0 or a random unit vector");
-  }
-  static EcdSepSettings read(const Deck& deck) {
-    EcdSepSettings e;
-    e.lr = deck.get_real("ecdsep.lr");
-    e.eta = deck.get_real("ecdsep.eta");
-    e.F0 = deck.get_real("ecdsep.F0");
-    e.s = deck.get_real("ecdsep.s");
-    e.weight_decay = deck.get_real("ecdsep.weight_decay");
-    e.random_start = deck.get_text("ecdsep.start") == "random";
-    return e;
-  }
-  std::string summary() const {
-    char line[160];
-    std::snprintf(line, sizeof line, "lr %g, eta %g, F0 %g, s %g%s", lr, eta, F0, s,
-                  random_start ? ", random start" : "");
-    return line;
+  double lr, eta, F0, s, weight_decay;
+  bool random_start;  // p(0) a random unit vector instead of 0
+  static const KeyTable<EcdSepSettings>& keys() {
+    static const KeyTable<EcdSepSettings> table =
+        KeyTable<EcdSepSettings>("ecdsep")
+            .real("lr", &EcdSepSettings::lr, 0.01, "ECDSep: step", 0.0, 1e6, true)
+            .real("eta", &EcdSepSettings::eta, 1.0, "ECDSep: eta", 0.0, 1e12, true)
+            .real("F0", &EcdSepSettings::F0, 0.0, "ECDSep: loss offset F0", -1e12, 1e12)
+            .real("s", &EcdSepSettings::s, 1.0, "ECDSep: s in log(s + |p|^2)", 0.0, 1e12, true)
+            .real("weight_decay", &EcdSepSettings::weight_decay, 0.0, "ECDSep: w |theta|^2 / 2 added to the loss", 0.0)
+            .either("start", &EcdSepSettings::random_start, {"zero", "random"}, false,
+                    "ECDSep: p(0) = 0 or a random unit vector");
+    return table;
   }
 };
 

@@ -3,7 +3,6 @@
 //   d = g + w theta;  b <- mu b + d  (b = d at the first step from a zero buffer)
 //   theta <- theta - lr (d + mu b)  (Nesterov)  or  theta - lr b
 // The friction mu < 1 makes every charge <b, delta_A theta> decay.
-#include <cstdio>
 
 #include "styles.hpp"
 #include "tokdyn/core/random.hpp"
@@ -12,30 +11,18 @@ namespace tokdyn {
 
 // The values of its keys (outside the anonymous namespace: the registry's factory keeps a copy).
 struct SgdmSettings {
-  double lr = 0.03, momentum = 0.95, initial_buffer = 0, weight_decay = 0;
-  bool nesterov = true;
-
-  static void keys(DeckSchema& s) {
-    s.add_real("sgdm.lr", 0.03, "SGDM: learning rate", 0.0, 1e6, true);
-    s.add_real("sgdm.momentum", 0.95, "SGDM: momentum", 0.0, 1.0);
-    s.add_bool("sgdm.nesterov", true, "SGDM: Nesterov momentum");
-    s.add_real("sgdm.initial_buffer", 0.0, "SGDM: standard deviation of a random initial buffer (0: zeros)", 0.0);
-    s.add_real("sgdm.weight_decay", 0.0, "SGDM: L2 weight decay", 0.0);
-  }
-  static SgdmSettings read(const Deck& deck) {
-    SgdmSettings s;
-    s.lr = deck.get_real("sgdm.lr");
-    s.momentum = deck.get_real("sgdm.momentum");
-    s.nesterov = deck.get_bool("sgdm.nesterov");
-    s.initial_buffer = deck.get_real("sgdm.initial_buffer");
-    s.weight_decay = deck.get_real("sgdm.weight_decay");
-    return s;
-  }
-  std::string summary() const {
-    char line[160];
-    std::snprintf(line, sizeof line, "lr %g, momentum %g%s, weight decay %g%s", lr, momentum,
-                  nesterov ? " (Nesterov)" : "", weight_decay, initial_buffer > 0 ? ", random initial buffer" : "");
-    return line;
+  double lr, momentum, initial_buffer, weight_decay;
+  bool nesterov;
+  static const KeyTable<SgdmSettings>& keys() {
+    static const KeyTable<SgdmSettings> table =
+        KeyTable<SgdmSettings>("sgdm")
+            .real("lr", &SgdmSettings::lr, 0.03, "SGDM: learning rate", 0.0, 1e6, true)
+            .real("momentum", &SgdmSettings::momentum, 0.95, "SGDM: momentum", 0.0, 1.0)
+            .boolean("nesterov", &SgdmSettings::nesterov, true, "SGDM: Nesterov momentum")
+            .real("initial_buffer", &SgdmSettings::initial_buffer, 0.0,
+                  "SGDM: standard deviation of a random initial buffer (0: zeros)", 0.0)
+            .real("weight_decay", &SgdmSettings::weight_decay, 0.0, "SGDM: L2 weight decay", 0.0);
+    return table;
   }
 };
 

@@ -2,7 +2,6 @@
 // `test-sgd.lr`. The whole of what adding an optimizer takes: this file (its settings with their keys, its
 // class) and the registration line at the end. cli_optimizer_style checks that tokdyn train lists it, reads
 // its key and takes the steps of SGDM without momentum, bit for bit.
-#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -11,14 +10,11 @@
 namespace tokdyn {
 
 struct PlainSgdSettings {
-  double lr = 0.1;
-
-  static void keys(DeckSchema& s) { s.add_real("test-sgd.lr", 0.1, "test-sgd: learning rate", 0.0, 1e6, true); }
-  static PlainSgdSettings read(const Deck& deck) { return {deck.get_real("test-sgd.lr")}; }
-  std::string summary() const {
-    char line[64];
-    std::snprintf(line, sizeof line, "lr %g", lr);
-    return line;
+  double lr;
+  static const KeyTable<PlainSgdSettings>& keys() {
+    static const KeyTable<PlainSgdSettings> table = KeyTable<PlainSgdSettings>("test-sgd").real(
+        "lr", &PlainSgdSettings::lr, 0.1, "test-sgd: learning rate", 0.0, 1e6, true);
+    return table;
   }
 };
 

@@ -8,6 +8,7 @@
 
 #include "tokdyn/core/deck.hpp"
 #include "tokdyn/core/error.hpp"
+#include "tokdyn/core/key_table.hpp"
 #include "tokdyn/core/suggest.hpp"
 
 using namespace tokdyn;
@@ -60,6 +61,37 @@ TEST(Suggest, ClosestNames) {
 }
 
 // A deck's "# command: NAME" line, found among its comments wherever it is; none gives "".
+// A key table declares each key once (name, default, range, help) and reads a deck into its struct.
+struct TableSettings {
+  double rate;
+  bool fast, random;
+};
+
+TEST(KeyTable, DeclaresAndReadsBoundMembers) {
+  const KeyTable<TableSettings> table = KeyTable<TableSettings>("opt")
+                                            .real("rate", &TableSettings::rate, 0.5, "a rate", 0.0, 1.0, true)
+                                            .boolean("fast", &TableSettings::fast, true, "fast or not")
+                                            .either("start", &TableSettings::random, {"zero", "random"}, false, "start");
+  DeckSchema schema;
+  table.declare(schema);
+  ASSERT_TRUE(schema.find("opt.rate") && schema.find("opt.fast") && schema.find("opt.start"));
+  EXPECT_EQ(schema.find("opt.rate")->help, "a rate");
+  EXPECT_TRUE(schema.find("opt.rate")->min_exclusive);
+  EXPECT_EQ(schema.find("opt.start")->choices, (std::vector<std::string>{"zero", "random"}));
+  const Deck defaults = Deck::from_text(schema, "", "test");
+  TableSettings s = table.read(defaults);
+  EXPECT_EQ(s.rate, 0.5);
+  EXPECT_TRUE(s.fast);
+  EXPECT_FALSE(s.random);
+  s = table.read(defaults.with_overrides({"--opt.rate=0.25", "--opt.fast=false", "--opt.start=random"}));
+  EXPECT_EQ(s.rate, 0.25);
+  EXPECT_FALSE(s.fast);
+  EXPECT_TRUE(s.random);
+  EXPECT_EQ(table.summary(s), "rate 0.25, fast false, start random");
+  EXPECT_THROW(defaults.with_overrides({"--opt.rate=0"}), InputError);  // the range is the schema's
+  EXPECT_THROW(defaults.with_overrides({"--opt.start=gradient"}), InputError);
+}
+
 TEST(Deck, DeclaredCommand) {
   EXPECT_EQ(deck_declared_command(write_deck("deck_cmd.ini", "# a deck\n# command: lyapunov\n[model]\nN = 8\n")),
             "lyapunov");

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "tokdyn/core/deck.hpp"
+#include "tokdyn/core/key_table.hpp"
 #include "tokdyn/core/registry.hpp"
 
 namespace tokdyn {
@@ -62,7 +63,7 @@ class Optimizer {
 // An optimizer with its keys read from a deck: makes the optimizer once the run knows its vector and its
 // scalar type.
 struct OptimizerSetup {
-  std::string name, summary;  // summary: its settings, for the run's banner ("lr 1, eta 100, F0 2")
+  std::string name, summary;  // summary: its keys' values, for the run's banner ("lr 1, eta 100, F0 2, ...")
   std::function<std::unique_ptr<Optimizer<float>>(const OptimizerContext&, std::size_t)> make_float;
   std::function<std::unique_ptr<Optimizer<double>>(const OptimizerContext&, std::size_t)> make_double;
   template <class T>
@@ -93,17 +94,16 @@ OptimizerRegistry& optimizer_registry();
 
 // Adds the optimizer class template Opt: Opt<T>(const Settings&, const OptimizerContext&, std::size_t n),
 // with Opt<T>::Settings the values of its keys and
-//   static void keys(DeckSchema&);      // declares them, all in the section `name.`
-//   static Settings read(const Deck&);  // reads them; bad combinations are an InputError naming the keys
-//   std::string summary() const;        // them, for the banner
+//   static const KeyTable<Settings>& keys();  // its keys bound to its members, all in the section `name.`
+// (the constructor refuses bad combinations with an InputError naming the keys).
 template <template <class> class Opt>
 void add_optimizer_class(OptimizerRegistry& registry, const std::string& name, const std::string& help) {
   using Settings = typename Opt<double>::Settings;
-  registry.add(name, help, &Settings::keys, [name](const Deck& deck) {
-    const Settings s = Settings::read(deck);
+  registry.add(name, help, [](DeckSchema& schema) { Settings::keys().declare(schema); }, [name](const Deck& deck) {
+    const Settings s = Settings::keys().read(deck);
     auto setup = std::make_unique<OptimizerSetup>();
     setup->name = name;
-    setup->summary = s.summary();
+    setup->summary = Settings::keys().summary(s);
     setup->make_float = [s](const OptimizerContext& c, std::size_t n) -> std::unique_ptr<Optimizer<float>> {
       return std::make_unique<Opt<float>>(s, c, n);
     };
