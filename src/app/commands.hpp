@@ -23,7 +23,8 @@ struct Command {
   std::function<DeckSchema()> schema;
   std::function<int(const Comm&, const DeckSchema&, const RunRequest&)> run;
   Outputs outputs = Outputs::run;
-  // The PETSc objects it configures from single-dash options (core/petsc_options.hpp): others are refused.
+  // The PETSc objects it configures from single-dash options (studies/petsc_components.hpp): others are
+  // refused.
   std::vector<std::string> petsc_components = {};
 };
 

@@ -12,6 +12,7 @@
 #include "tokdyn/core/petsc_options.hpp"
 #include "tokdyn/core/signals.hpp"
 #include "tokdyn/run/session.hpp"
+#include "tokdyn/studies/petsc_components.hpp"
 
 int main(int argc, char** argv) {
   // Before any work: a signal during start-up is recorded (and acted on at the first step), not fatal.
@@ -51,7 +52,8 @@ int main(int argc, char** argv) {
         if (comm.root()) tokdyn::print_command_help(*cmd, schema);
       } else {
         tokdyn::check_run_options(*cmd, parsed.request);
-        tokdyn::refuse_unused_petsc_options(comm, cmd->name, cmd->petsc_components, parsed.petsc, schema);
+        tokdyn::refuse_unused_petsc_options(comm, cmd->name, tokdyn::petsc_components(cmd->petsc_components),
+                                            parsed.petsc, schema);
         rc = cmd->run(comm, schema, parsed.request);
       }
     }

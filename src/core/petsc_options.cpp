@@ -3,8 +3,7 @@
 // unused would be ignored by the run too.
 #include "tokdyn/core/petsc_options.hpp"
 
-#include <petscdmda.h>
-#include <slepceps.h>
+#include <petscviewer.h>
 
 #include <algorithm>
 #include <cctype>
@@ -13,77 +12,9 @@
 
 #include "tokdyn/core/deck.hpp"
 #include "tokdyn/core/error.hpp"
-#include "tokdyn/core/petsc_owned.hpp"
 
 namespace tokdyn {
 namespace {
-
-// The tiny instances, destroyed in reverse order of declaration whether or not configuring them succeeded.
-struct Probes {
-  OwnedMat matrix;
-  OwnedEps eps;
-  OwnedDM grid;
-  OwnedVec global, local, all;
-  OwnedVecScatter to_all;
-  OwnedVec state;
-  OwnedTS ts;
-};
-
-// Set up as src/spectral/eigensolver.cpp sets up its EPS before EPSSetFromOptions: the same type and problem
-// type, so that the same type-specific options (-eps_krylovschur_restart) are read. One row per rank.
-PetscErrorCode configure_eps(MPI_Comm comm, Probes& p) {
-  PetscFunctionBeginUser;
-  PetscCall(MatCreateDense(comm, 1, 1, PETSC_DETERMINE, PETSC_DETERMINE, nullptr, p.matrix.out()));
-  PetscCall(MatAssemblyBegin(p.matrix, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(p.matrix, MAT_FINAL_ASSEMBLY));
-  PetscCall(EPSCreate(comm, p.eps.out()));
-  PetscCall(EPSSetOperators(p.eps, p.matrix, nullptr));
-  PetscCall(EPSSetProblemType(p.eps, EPS_NHEP));
-  PetscCall(EPSSetType(p.eps, EPSKRYLOVSCHUR));
-  PetscCall(EPSSetFromOptions(p.eps));
-  PetscFunctionReturn(0);
-}
-
-// Built as src/meanfield/circle_grid.cpp builds the grid (8 cells per rank: the stencil is 2 wide).
-PetscErrorCode configure_dmda(MPI_Comm comm, Probes& p) {
-  PetscFunctionBeginUser;
-  PetscMPIInt size = 1;
-  PetscCallMPI(MPI_Comm_size(comm, &size));
-  PetscCall(DMDACreate1d(comm, DM_BOUNDARY_PERIODIC, 8 * size, 1, 2, nullptr, p.grid.out()));
-  PetscCall(DMSetUp(p.grid));
-  PetscCall(DMCreateGlobalVector(p.grid, p.global.out()));
-  PetscCall(DMCreateLocalVector(p.grid, p.local.out()));
-  PetscCall(VecScatterCreateToAll(p.global, p.to_all.out(), p.all.out()));
-  PetscFunctionReturn(0);
-}
-
-// As src/markov/gradient_flow.cpp sets up its TS before TSSetFromOptions: adaptive RK 5dp on a Vec of one
-// entry per rank.
-PetscErrorCode configure_ts(MPI_Comm comm, Probes& p) {
-  PetscFunctionBeginUser;
-  PetscCall(VecCreateMPI(comm, 1, PETSC_DETERMINE, p.state.out()));
-  PetscCall(TSCreate(comm, p.ts.out()));
-  PetscCall(TSSetProblemType(p.ts, TS_NONLINEAR));
-  PetscCall(TSSetType(p.ts, TSRK));
-  PetscCall(TSRKSetType(p.ts, TSRK5DP));
-  PetscCall(TSSetSolution(p.ts, p.state));
-  PetscCall(TSSetFromOptions(p.ts));
-  PetscFunctionReturn(0);
-}
-
-struct Component {
-  const char* name;
-  const char* what;                     // for the message: which options the command reads
-  std::vector<std::string> prefixes;    // whose view, monitor, converged-reason and error options are accepted
-  PetscErrorCode (*configure)(MPI_Comm, Probes&);
-};
-
-const Component components_table[] = {
-    {"eps", "a SLEPc eigensolver: -eps_*, -st_*, -bv_*, -ds_*, -rg_*", {"eps", "st", "st_ksp", "bv", "ds", "rg", "mat"},
-     configure_eps},
-    {"dmda", "a PETSc DMDA grid: -dm_*, -sf_*", {"dm", "sf"}, configure_dmda},
-    {"ts", "a PETSc TS integrator: -ts_*", {"ts", "ts_adapt", "snes", "ksp"}, configure_ts},
-};
 
 // Read by PetscFinalize, not by PetscInitialize.
 const char* const read_at_finalize[] = {"options_left", "options_view"};
@@ -97,8 +28,8 @@ bool starts_with(const std::string& s, const std::string& p) { return s.rfind(p,
 
 // Options the objects query only when they solve or view (EPSSolve: -eps_view, -eps_converged_reason,
 // -eps_error_relative; monitors are created at SetFromOptions, which ran with viewers off).
-bool queried_later(const std::string& name, const std::vector<const Component*>& used) {
-  for (const Component* c : used)
+bool queried_later(const std::string& name, const std::vector<const PetscComponent*>& used) {
+  for (const PetscComponent* c : used)
     for (const std::string& p : c->prefixes)
       if (starts_with(name, p + "_view") || name == p + "_converged_reason" || starts_with(name, p + "_error_") ||
           starts_with(name, p + "_monitor"))
@@ -118,29 +49,17 @@ bool looks_like_deck_key(const std::string& name, const DeckSchema& schema) {
 }  // namespace
 
 void refuse_unused_petsc_options(const Comm& comm, const std::string& command,
-                                 const std::vector<std::string>& components, const std::vector<std::string>& given,
+                                 const std::vector<const PetscComponent*>& used, const std::vector<std::string>& given,
                                  const DeckSchema& schema) {
-  std::vector<const Component*> used;
-  for (const std::string& name : components) {
-    const Component* found = nullptr;
-    for (const Component& c : components_table)
-      if (name == c.name) found = &c;
-    if (!found) throw SystemError("refuse_unused_petsc_options: no PETSc component '" + name + "'");
-    used.push_back(found);
-  }
-
   // Configure the tiny objects with viewers off (-dm_view, -eps_monitor would print or watch objects that
   // are never used) and with PETSc's own error printout off: a value PETSc rejects is reported in one line.
   PetscErrorCode rc = 0;
-  {
-    Probes probes;
-    TOKDYN_PETSC_CHECK(PetscOptionsPushGetViewerOff(PETSC_TRUE));
-    TOKDYN_PETSC_CHECK(PetscPushErrorHandler(PetscReturnErrorHandler, nullptr));
-    for (const Component* c : used)
-      if (!rc) rc = c->configure(comm.get(), probes);
-    TOKDYN_PETSC_CHECK(PetscPopErrorHandler());
-    TOKDYN_PETSC_CHECK(PetscOptionsPopGetViewerOff());
-  }
+  TOKDYN_PETSC_CHECK(PetscOptionsPushGetViewerOff(PETSC_TRUE));
+  TOKDYN_PETSC_CHECK(PetscPushErrorHandler(PetscReturnErrorHandler, nullptr));
+  for (const PetscComponent* c : used)
+    if (!rc) rc = c->probe(comm.get());
+  TOKDYN_PETSC_CHECK(PetscPopErrorHandler());
+  TOKDYN_PETSC_CHECK(PetscOptionsPopGetViewerOff());
   std::string rejected;
   if (rc) {
     const char* text = nullptr;

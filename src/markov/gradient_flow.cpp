@@ -8,27 +8,35 @@
 
 namespace tokdyn {
 
+PetscErrorCode set_up_flow_ts(TS ts, bool gd) {
+  PetscFunctionBeginUser;
+  PetscCall(TSSetProblemType(ts, TS_NONLINEAR));
+  if (gd) {
+    PetscCall(TSSetType(ts, TSEULER));
+    TSAdapt adapt = nullptr;
+    PetscCall(TSGetAdapt(ts, &adapt));
+    PetscCall(TSAdaptSetType(adapt, TSADAPTNONE));
+  } else {
+    PetscCall(TSSetType(ts, TSRK));
+    PetscCall(TSRKSetType(ts, TSRK5DP));
+  }
+  PetscFunctionReturn(0);
+}
+
 GradientFlow::GradientFlow(MPI_Comm comm, const OneLayerShape& shape, const SequenceItems& items,
                            const FlowSettings& settings)
     : comm_(comm), shape_(shape), items_(items), settings_(settings) {
   TOKDYN_PETSC_CHECK(VecCreateMPI(comm, PETSC_DECIDE, static_cast<PetscInt>(shape.size()), x_.out()));
   TOKDYN_PETSC_CHECK(VecScatterCreateToAll(x_, to_all_.out(), all_.out()));
   TOKDYN_PETSC_CHECK(TSCreate(comm, ts_.out()));
-  TOKDYN_PETSC_CHECK(TSSetProblemType(ts_, TS_NONLINEAR));
+  TOKDYN_PETSC_CHECK(set_up_flow_ts(ts_, settings.method == "gd"));
   TOKDYN_PETSC_CHECK(TSSetRHSFunction(ts_, nullptr, &GradientFlow::rhs, this));
   TOKDYN_PETSC_CHECK(TSSetApplicationContext(ts_, this));
   TOKDYN_PETSC_CHECK(TSSetPostStep(ts_, &GradientFlow::post_step));
   TOKDYN_PETSC_CHECK(TSSetSolution(ts_, x_));
   if (settings.method == "gd") {
-    // Gradient descent: forward Euler with the fixed step lr, no adaptivity.
-    TOKDYN_PETSC_CHECK(TSSetType(ts_, TSEULER));
-    TSAdapt adapt = nullptr;
-    TOKDYN_PETSC_CHECK(TSGetAdapt(ts_, &adapt));
-    TOKDYN_PETSC_CHECK(TSAdaptSetType(adapt, TSADAPTNONE));
-    TOKDYN_PETSC_CHECK(TSSetTimeStep(ts_, settings.lr));
+    TOKDYN_PETSC_CHECK(TSSetTimeStep(ts_, settings.lr));  // gradient descent: the fixed step lr
   } else {
-    TOKDYN_PETSC_CHECK(TSSetType(ts_, TSRK));
-    TOKDYN_PETSC_CHECK(TSRKSetType(ts_, TSRK5DP));
     TOKDYN_PETSC_CHECK(TSSetTolerances(ts_, settings.atol, nullptr, settings.rtol, nullptr));
     TOKDYN_PETSC_CHECK(TSSetTimeStep(ts_, settings.first_step));
   }

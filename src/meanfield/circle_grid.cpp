@@ -25,6 +25,13 @@ constexpr double kGaussWeights[4] = {0.3478548451374538, 0.6521451548625461, 0.6
 
 }  // namespace
 
+PetscErrorCode create_circle_grid(MPI_Comm comm, PetscInt cells, DM* grid) {
+  PetscFunctionBeginUser;
+  PetscCall(DMDACreate1d(comm, DM_BOUNDARY_PERIODIC, cells, 1, 2, nullptr, grid));
+  PetscCall(DMSetUp(*grid));
+  PetscFunctionReturn(0);
+}
+
 CircleGridSolver::CircleGridSolver(MPI_Comm comm, const CircleGridParams& params, std::unique_ptr<GaussianField> field,
                                    const InitialDensity& initial)
     : comm_(comm), params_(params), field_(std::move(field)) {
@@ -37,9 +44,7 @@ CircleGridSolver::CircleGridSolver(MPI_Comm comm, const CircleGridParams& params
   if (field_ && field_->dimension() != 2) throw InputError("meanfield: the grid solver needs model.d = 2");
   width_ = (2 * std::numbers::pi) / static_cast<double>(m);
 
-  // Stencil width 2: the MUSCL value at a face needs two cells on each side.
-  TOKDYN_PETSC_CHECK(DMDACreate1d(comm_, DM_BOUNDARY_PERIODIC, static_cast<PetscInt>(m), 1, 2, nullptr, da_.out()));
-  TOKDYN_PETSC_CHECK(DMSetUp(da_));
+  TOKDYN_PETSC_CHECK(create_circle_grid(comm_, static_cast<PetscInt>(m), da_.out()));
   TOKDYN_PETSC_CHECK(DMCreateGlobalVector(da_, rho_.out()));
   TOKDYN_PETSC_CHECK(VecDuplicate(rho_, predictor_.out()));
   TOKDYN_PETSC_CHECK(DMCreateLocalVector(da_, local_.out()));

@@ -17,6 +17,13 @@
 
 namespace tokdyn {
 
+PetscErrorCode set_up_eps(EPS eps) {
+  PetscFunctionBeginUser;
+  PetscCall(EPSSetProblemType(eps, EPS_NHEP));
+  PetscCall(EPSSetType(eps, EPSKRYLOVSCHUR));
+  PetscFunctionReturn(0);
+}
+
 namespace {
 
 // One eigenvalue, or a conjugate pair (im > 0 member), with where the solver keeps it.
@@ -191,8 +198,7 @@ EigenResult solve_right(MPI_Comm comm, Mat a, const Partition& rows, const Eigen
   OwnedEps eps;
   TOKDYN_PETSC_CHECK(EPSCreate(comm, eps.out()));
   TOKDYN_PETSC_CHECK(EPSSetOperators(eps, a, nullptr));
-  TOKDYN_PETSC_CHECK(EPSSetProblemType(eps, EPS_NHEP));
-  TOKDYN_PETSC_CHECK(EPSSetType(eps, EPSKRYLOVSCHUR));
+  TOKDYN_PETSC_CHECK(set_up_eps(eps));
   TOKDYN_PETSC_CHECK(EPSSetDimensions(eps, s.nev, s.ncv > 0 ? s.ncv : PETSC_DEFAULT, s.mpd > 0 ? s.mpd : PETSC_DEFAULT));
   TOKDYN_PETSC_CHECK(EPSSetTolerances(eps, s.tol, s.max_it > 0 ? s.max_it : PETSC_DEFAULT));
   TOKDYN_PETSC_CHECK(EPSSetWhichEigenpairs(

@@ -2,6 +2,9 @@
 // without a word (-model.N=32 with one dash runs with the deck's N), so such options are refused up front.
 #pragma once
 
+#include <petscsys.h>
+
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -11,10 +14,16 @@ namespace tokdyn {
 
 class DeckSchema;
 
-// The PETSc objects a command configures from the options database, by name:
-//   "eps"   a SLEPc EPS (Krylov-Schur, NHEP) on a matrix, with its ST, BV, DS and RG (spectrum, power)
-//   "dmda"  the mean-field grid's periodic 1-d DMDA with its vectors and scatter-to-all (meanfield, converge)
-// The names a command uses are in its Command entry (src/app/commands.cpp).
+// A PETSc object a command configures from the options database (the list: studies/petsc_components.hpp):
+// its name ("eps"), what it reads (for the message), the prefixes whose view, monitor, converged-reason and
+// error options it queries only at solve or view time, and its probe: a tiny instance set up as the
+// command's object is (by the module's own set-up function), its SetFromOptions, then destroyed; the PETSc
+// error code when PETSc rejects a value.
+struct PetscComponent {
+  std::string name, what;
+  std::vector<std::string> prefixes;
+  std::function<PetscErrorCode(MPI_Comm)> probe;
+};
 
 // Called once, after SlepcInitialize and before any work. given: the single-dash arguments exactly as they
 // were passed to PETSc (Arguments::petsc: options and their values). An option of `given` is accepted when
@@ -26,7 +35,8 @@ class DeckSchema;
 // them; one that looks like a deck key (a '.' in it, or a section of `schema` at its start) is told that deck
 // keys take two dashes. A value PETSc rejects (-eps_type nonsense) is an InputError with PETSc's message.
 void refuse_unused_petsc_options(const Comm& comm, const std::string& command,
-                                 const std::vector<std::string>& components, const std::vector<std::string>& given,
+                                 const std::vector<const PetscComponent*>& components,
+                                 const std::vector<std::string>& given,
                                  const DeckSchema& schema);
 
 }  // namespace tokdyn

@@ -21,6 +21,11 @@
 
 namespace tokdyn {
 
+// The TS set-up before TSSetFromOptions: a nonlinear problem, forward Euler without adaptivity (gd) or
+// adaptive RK 5(4) Dormand-Prince. The one set-up: the flow and the probe that checks single-dash options
+// (studies/petsc_components.cpp) share it.
+PetscErrorCode set_up_flow_ts(TS ts, bool gd);
+
 struct FlowSettings {
   std::string method = "rk";  // rk: TSRK 5dp, adaptive | gd: forward Euler, step lr
   double lr = 0.01;           // gd: the step

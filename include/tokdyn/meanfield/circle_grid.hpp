@@ -23,6 +23,11 @@
 
 namespace tokdyn {
 
+// The grid's periodic 1-d DMDA of `cells` cells, stencil width 2 (the MUSCL value at a face needs two cells
+// on each side), set up. The one set-up: the solver and the probe that checks single-dash options
+// (studies/petsc_components.cpp) share it.
+PetscErrorCode create_circle_grid(MPI_Comm comm, PetscInt cells, DM* grid);
+
 struct CircleGridParams {
   std::int64_t cells = 1024;  // M
   std::int64_t steps = 100;   // L (layers: output times)

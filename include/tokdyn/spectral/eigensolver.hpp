@@ -9,9 +9,14 @@
 #include <vector>
 
 #include "tokdyn/core/partition.hpp"
+#include "tokdyn/core/petsc_owned.hpp"
 #include "tokdyn/spectral/distributed_layer_matrix.hpp"
 
 namespace tokdyn {
+
+// The EPS set-up before EPSSetFromOptions: Krylov-Schur on a non-Hermitian problem. The one set-up: the
+// solver below and the probe that checks single-dash options (studies/petsc_components.cpp) share it.
+PetscErrorCode set_up_eps(EPS eps);
 
 class DeckSchema;
 
