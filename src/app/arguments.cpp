@@ -1,6 +1,9 @@
 #include "arguments.hpp"
 
+#include <algorithm>
 #include <cctype>
+#include <iterator>
+#include <utility>
 
 #include "tokdyn/core/error.hpp"
 
@@ -10,6 +13,10 @@ bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 
 bool looks_like_value(const std::string& s) {
   return !s.empty() && (s[0] != '-' || (s.size() > 1 && (std::isdigit(static_cast<unsigned char>(s[1])) || s[1] == '.')));
 }
+// The run options that are flags.
+const std::pair<const char*, bool RunRequest::*> kFlags[] = {
+    {"--force", &RunRequest::force}, {"--resume", &RunRequest::resume}, {"--status", &RunRequest::status},
+    {"--dry-run", &RunRequest::dry_run}, {"--check", &RunRequest::check}};
 }  // namespace
 
 bool is_deck(const std::string& s) { return s.size() > 4 && s.compare(s.size() - 4, 4, ".ini") == 0; }
@@ -23,18 +30,11 @@ Arguments split_arguments(const std::vector<std::string>& args) {
       if (i + 1 >= args.size()) throw InputError("option '" + flag + "' needs a value");
       return args[++i];
     };
+    const auto flag = std::find_if(std::begin(kFlags), std::end(kFlags), [&](const auto& f) { return s == f.first; });
     if (s == "--help" || s == "-h") {
       a.help = true;
-    } else if (s == "--force") {
-      a.request.force = true;
-    } else if (s == "--resume") {
-      a.request.resume = true;
-    } else if (s == "--status") {
-      a.request.status = true;
-    } else if (s == "--dry-run") {
-      a.request.dry_run = true;
-    } else if (s == "--check") {
-      a.request.check = true;
+    } else if (flag != std::end(kFlags)) {
+      a.request.*(flag->second) = true;
     } else if (s == "--restart" || starts_with(s, "--restart=")) {
       a.request.restart = value_of("--restart");
     } else if (starts_with(s, "--")) {

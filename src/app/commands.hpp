@@ -10,6 +10,7 @@
 #include "arguments.hpp"
 #include "tokdyn/core/comm.hpp"
 #include "tokdyn/core/deck.hpp"
+#include "tokdyn/studies/study.hpp"
 
 namespace tokdyn {
 
@@ -31,6 +32,16 @@ struct Command {
 // The run options a command takes, for its --help; InputError when the request uses one it does not.
 std::string run_options_help(const Command& command);
 void check_run_options(const Command& command, const RunRequest& request);
+
+// A command that is a study (studies/study.hpp): the study's schema, run by the one driver of run files.
+template <class S>
+Command study_command(const std::string& name, const std::string& summary, std::vector<std::string> petsc = {}) {
+  return Command{name, summary, [] { return S::schema(); },
+                 [name](const Comm& comm, const DeckSchema& schema, const RunRequest& request) {
+                   return run_study<S>(comm, schema, request, name);
+                 },
+                 Outputs::run, std::move(petsc)};
+}
 
 // The command list (src/app/commands.cpp): a study is one line there (study_command), another command its
 // file and one line.
