@@ -1,6 +1,7 @@
 #include "tokdyn/io/run_compare.hpp"
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "tokdyn/core/error.hpp"
@@ -52,42 +53,40 @@ std::string compare_attributes(hid_t a, hid_t b, std::size_t& attributes) {
   return "";
 }
 
-// "" when every dataset of a is in b with the same type, shape and bytes, and b has no other; else what differs.
-// Timings (datasets with the attribute `timing`, e.g. spectrum/seconds) are the one thing two runs do not
-// share: present in both, not compared (counted in `timings`).
-std::string compare_runs(const std::string& a_path, const std::string& b_path, std::size_t& compared,
-                         std::size_t& attributes, std::size_t& timings) {
+}  // namespace
+
+// Every dataset of a must be in b with the same type, shape and bytes, and b have no other. Timings
+// (datasets with the attribute `timing`, e.g. spectrum/seconds) are present in both, not compared.
+RunComparison compare_run_files(const std::string& a_path, const std::string& b_path) {
+  RunComparison c;
+  auto differs = [&c](std::string why) {
+    c.difference = std::move(why);
+    return c;
+  };
   h5::Handle a = h5::open_input_file_here(a_path, "run file"), b = h5::open_input_file_here(b_path, "run file");
   const std::vector<std::string> in_a = h5::dataset_paths(a), in_b = h5::dataset_paths(b);
   for (const std::string& p : in_b)
-    if (std::find(in_a.begin(), in_a.end(), p) == in_a.end()) return "dataset '" + p + "' is new in the rerun";
-  compared = attributes = timings = 0;
+    if (std::find(in_a.begin(), in_a.end(), p) == in_a.end())
+      return differs("dataset '" + p + "' is new in the rerun");
   for (const std::string& p : in_a) {
-    if (std::find(in_b.begin(), in_b.end(), p) == in_b.end()) return "dataset '" + p + "' is missing from the rerun";
+    if (std::find(in_b.begin(), in_b.end(), p) == in_b.end())
+      return differs("dataset '" + p + "' is missing from the rerun");
     if (h5::has_attribute(h5::open_dataset(a, p), "timing")) {
-      ++timings;
+      ++c.timings;
       continue;
     }
     std::string ta, tb;
     const std::vector<unsigned char> x = dataset_bytes(a, p, ta), y = dataset_bytes(b, p, tb);
-    if (ta != tb) return "dataset '" + p + "' has another type or shape (" + ta + " against " + tb + ")";
+    if (ta != tb) return differs("dataset '" + p + "' has another type or shape (" + ta + " against " + tb + ")");
     std::size_t differ = 0, first = 0;
     for (std::size_t k = x.size(); k-- > 0;)
       if (x[k] != y[k]) ++differ, first = k;
     if (differ > 0)
-      return "dataset '" + p + "' differs in " + std::to_string(differ) + " of " + std::to_string(x.size()) +
-             " bytes (first at byte " + std::to_string(first) + ")";
-    ++compared;
+      return differs("dataset '" + p + "' differs in " + std::to_string(differ) + " of " + std::to_string(x.size()) +
+                     " bytes (first at byte " + std::to_string(first) + ")");
+    ++c.datasets;
   }
-  return compare_attributes(a, b, attributes);
-}
-
-}  // namespace
-
-RunComparison compare_run_files(const std::string& original, const std::string& rerun) {
-  RunComparison c;
-  c.difference = compare_runs(original, rerun, c.datasets, c.attributes, c.timings);
-  return c;
+  return differs(compare_attributes(a, b, c.attributes));
 }
 
 }  // namespace tokdyn
