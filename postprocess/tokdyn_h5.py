@@ -508,16 +508,19 @@ class Run:
         attrs    the root attributes as written (tokdyn_version, git_revision, seed, ranks, start_time,
                  end_time, run_id, petsc_options, deck, ...)
         data     every dataset as a numpy array, by path without the leading '/': data["diagnostics/energy"]
-        info     for each dataset path, {"description", "units", "axes"} (the dataset's attributes; axes as
-                 a list of names in storage order)
+        info     for each dataset path, {"description", "units", "axes"} (the dataset's attributes, written
+                 from tokdyn's declaration of the path: `tokdyn --outputs`; axes as a list of names in storage
+                 order, as many as the array has dimensions)
+        groups   the attributes of each group by its path: groups["markov"]["t_I"], groups["power"]["state"]
 
     run["diagnostics/energy"] is run.data["diagnostics/energy"]; `"tokens/X" in run` tests for a dataset;
     print(run.describe()) lists every dataset with its shape, units and description.
     """
 
-    def __init__(self, path, command, status, params, attrs, data, info):
+    def __init__(self, path, command, status, params, attrs, data, info, groups=None):
         self.path, self.command, self.status = path, command, status
         self.params, self.attrs, self.data, self.info = params, attrs, data, info
+        self.groups = groups or {}
 
     def __getitem__(self, name):
         return self.data[name.lstrip("/")]
@@ -537,7 +540,17 @@ class Run:
             shape = "x".join(str(n) for n in self.data[name].shape) or "scalar"
             lines.append(f"  {name:32s} [{shape}] ({', '.join(meta.get('axes', []))}) "
                          f"{meta.get('units', '')}: {meta.get('description', '')}")
+        for group in sorted(self.groups):
+            for key, value in sorted(self.groups[group].items()):
+                lines.append(f"  {group}@{key} = {value!r}")
         return "\n".join(lines)
+
+
+def _attribute_value(value):
+    import numpy as np
+    if isinstance(value, (bytes, str, np.bytes_)):
+        return to_str(value)
+    return to_scalar(value) if np.ndim(value) == 0 else np.asarray(value)
 
 
 def load(path, allow_partial=False):
@@ -546,7 +559,8 @@ def load(path, allow_partial=False):
     Typed parameters come from the file's root attributes "section.key" (booleans stored as 0/1 are returned
     as bool, using the deck's text to tell them from integers); files written before those attributes
     existed have them parsed from the stored deck. A run that is not complete raises ValueError unless
-    allow_partial is true. A missing or non-HDF5 file raises ValueError with the reason.
+    allow_partial is true. A missing or non-HDF5 file raises ValueError with the reason, as does a dataset
+    whose dimensions are not the axes its declaration names.
     """
     import h5py
     import numpy as np
@@ -568,15 +582,20 @@ def load(path, allow_partial=False):
                 params[key] = bool(stored)
             else:
                 params[key] = stored
-        data, info = {}, {}
+        data, info, groups = {}, {}, {}
 
         def visit(name, obj):
-            if isinstance(obj, h5py.Dataset):
+            if isinstance(obj, h5py.Group):
+                groups[name] = {k: _attribute_value(v) for k, v in obj.attrs.items()}
+            elif isinstance(obj, h5py.Dataset):
                 data[name] = obj[()]
                 meta = {k: to_str(obj.attrs[k]) for k in ("description", "units", "axes") if k in obj.attrs}
                 if "axes" in meta:
                     meta["axes"] = [a.strip() for a in meta["axes"].split(",")]
+                    if len(meta["axes"]) != max(obj.ndim, 1):  # a single value: one axis name
+                        raise ValueError(f"{path}: dataset {name} has {obj.ndim} dimensions, its declaration "
+                                         f"names {len(meta['axes'])} axes ({', '.join(meta['axes'])})")
                 info[name] = meta
 
         f.visititems(visit)
-    return Run(path, attrs.get("command", "?"), status, params, attrs, data, info)
+    return Run(path, attrs.get("command", "?"), status, params, attrs, data, info, groups)

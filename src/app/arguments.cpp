@@ -1,25 +1,20 @@
 #include "arguments.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <iterator>
 #include <utility>
 
+#include "tokdyn/core/deck.hpp"
 #include "tokdyn/core/error.hpp"
+#include "tokdyn/core/petsc_options.hpp"
 
 namespace tokdyn {
 namespace {
-bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
-bool looks_like_value(const std::string& s) {
-  return !s.empty() && (s[0] != '-' || (s.size() > 1 && (std::isdigit(static_cast<unsigned char>(s[1])) || s[1] == '.')));
-}
 // The run options that are flags.
 const std::pair<const char*, bool RunRequest::*> kFlags[] = {
     {"--force", &RunRequest::force}, {"--resume", &RunRequest::resume}, {"--status", &RunRequest::status},
     {"--dry-run", &RunRequest::dry_run}, {"--check", &RunRequest::check}};
 }  // namespace
-
-bool is_deck(const std::string& s) { return s.size() > 4 && s.compare(s.size() - 4, 4, ".ini") == 0; }
 
 Arguments split_arguments(const std::vector<std::string>& args) {
   Arguments a;
@@ -35,9 +30,9 @@ Arguments split_arguments(const std::vector<std::string>& args) {
       a.help = true;
     } else if (flag != std::end(kFlags)) {
       a.request.*(flag->second) = true;
-    } else if (s == "--restart" || starts_with(s, "--restart=")) {
+    } else if (s == "--restart" || s.starts_with("--restart=")) {
       a.request.restart = value_of("--restart");
-    } else if (starts_with(s, "--")) {
+    } else if (s.starts_with("--")) {
       // A deck key: --section.key=value or --section.key value.
       const std::string body = s.substr(2);
       if (body.find('.') == std::string::npos || body.find('.') > body.find('='))
@@ -51,7 +46,8 @@ Arguments split_arguments(const std::vector<std::string>& args) {
     } else if (s.size() > 1 && s[0] == '-') {
       // PETSc/SLEPc option, with its value when one follows (a .ini file is always the deck).
       a.petsc.push_back(s);
-      if (i + 1 < args.size() && looks_like_value(args[i + 1]) && !is_deck(args[i + 1])) a.petsc.push_back(args[++i]);
+      if (i + 1 < args.size() && is_petsc_option_value(args[i + 1]) && !is_deck_name(args[i + 1]))
+        a.petsc.push_back(args[++i]);
     } else {
       if (!a.request.deck_path.empty())
         throw InputError("two decks given ('" + a.request.deck_path + "' and '" + s + "'): give one");

@@ -15,9 +15,6 @@ struct Arguments {
   std::vector<std::string> petsc;  // e.g. -log_view, -eps_nev 10
 };
 
-// A deck file name: ends in .ini (so a PETSc option's value and a mistyped command can be told from it).
-bool is_deck(const std::string& arg);
-
 // args: everything after the command name.
 Arguments split_arguments(const std::vector<std::string>& args);
 

@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -13,21 +12,6 @@
 
 namespace tokdyn {
 namespace {
-
-// The first comment line that is not the command line, cut at a word near 100 characters.
-std::string purpose(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] != '#') continue;
-    const auto start = line.find_first_not_of("# ");
-    if (start == std::string::npos || line.compare(start, 8, "command:") == 0) continue;
-    std::string body = line.substr(start);
-    if (body.size() > 100) body = body.substr(0, body.rfind(' ', 97)) + " ...";
-    return body;
-  }
-  return "(no description)";
-}
 
 std::string default_directory() {
   if (const char* env = std::getenv("TOKDYN_DECKS"); env && *env) return env;
@@ -57,7 +41,7 @@ int run_decks(const Comm& comm, const DeckSchema& schema, const RunRequest& requ
               dir.c_str());
   for (const auto& p : decks) {
     std::printf("  %-28s %-12s %s\n", p.filename().c_str(), deck_command(p.string()).c_str(),
-                purpose(p.string()).c_str());
+                deck_purpose(p.string()).c_str());
   }
   return 0;
 }

@@ -54,7 +54,13 @@ std::string deck_command(const std::string& deck_path);
 // InputError when the deck names another command in its "# command:" line.
 void check_deck_command(const Command& command, const std::string& deck_path);
 
-// What --help and --version print (src/app/help.cpp).
+// The command's run (src/app/command_lookup.cpp): its deck checks, --help, run options and PETSc options, then
+// its run function. Returns the exit code.
+int run_command(const Comm& comm, const std::string& name, const Arguments& arguments);
+
+// What --help, --version and --outputs print (src/app/help.cpp). print_general_help: false when `command` is
+// none of them; no command at all is a usage error (InputError, the usage on stderr).
+bool print_general_help(const Comm& comm, const std::string& command);
 void print_usage(std::FILE* out);
 void print_version();
 void print_command_help(const Command& command, const DeckSchema& schema);

@@ -1,12 +1,14 @@
-// What tokdyn prints for --help, --version and tokdyn <command> --help.
+// What tokdyn prints for --help, --version, --outputs and tokdyn <command> --help.
 #include <slepcsys.h>
 
 #include <cstdio>
 #include <string>
 
 #include "commands.hpp"
+#include "tokdyn/core/error.hpp"
 #include "tokdyn/core/version.hpp"
 #include "tokdyn/io/hdf5.hpp"
+#include "tokdyn/io/outputs.hpp"
 
 namespace tokdyn {
 
@@ -18,7 +20,23 @@ void print_usage(std::FILE* out) {
       "  --help            keys of a command's deck, with defaults and meaning, and the run options it takes\n"
       "                    (--resume, --restart FILE, --status, --force: see tokdyn <command> --help)\n"
       "  --version         version, git revision and libraries\n"
+      "  --outputs         every dataset and attribute a run file can hold: type, axes, units, meaning\n"
       "  -petsc_option     passed to PETSc/SLEPc (refused when no PETSc/SLEPc object of the command uses it)\n");
+}
+
+bool print_general_help(const Comm& comm, const std::string& command) {
+  if (command.empty()) {
+    // A usage error, not a request for help: the usage on stderr and exit 2.
+    if (comm.root()) print_usage(stderr);
+    throw InputError("no command given: tokdyn <command> [deck.ini] [--section.key=value ...]");
+  }
+  if (command != "--help" && command != "-h" && command != "help" && command != "--version" && command != "--outputs")
+    return false;
+  if (!comm.root()) return true;
+  if (command == "--version") print_version();
+  else if (command == "--outputs") std::fputs(outputs_listing().c_str(), stdout);
+  else print_usage(stdout);
+  return true;
 }
 
 void print_version() {

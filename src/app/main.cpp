@@ -9,10 +9,8 @@
 #include "commands.hpp"
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/core/error_exit.hpp"
-#include "tokdyn/core/petsc_options.hpp"
 #include "tokdyn/core/signals.hpp"
 #include "tokdyn/run/session.hpp"
-#include "tokdyn/studies/petsc_components.hpp"
 
 int main(int argc, char** argv) {
   // Before any work: a signal during start-up is recorded (and acted on at the first step), not fatal.
@@ -35,28 +33,7 @@ int main(int argc, char** argv) {
   try {
     const tokdyn::Comm comm(PETSC_COMM_WORLD);
     if (!bad_arguments.empty()) throw tokdyn::InputError(bad_arguments);
-    if (command.empty()) {
-      // A usage error, not a request for help: the usage on stderr and exit 2.
-      if (comm.root()) tokdyn::print_usage(stderr);
-      throw tokdyn::InputError("no command given: tokdyn <command> [deck.ini] [--section.key=value ...]");
-    } else if (command == "--help" || command == "-h" || command == "help") {
-      if (comm.root()) tokdyn::print_usage(stdout);
-    } else if (command == "--version") {
-      if (comm.root()) tokdyn::print_version();
-    } else {
-      const tokdyn::Command* cmd = tokdyn::find_command(command);
-      if (!cmd) throw tokdyn::InputError(tokdyn::unknown_command_message(command));
-      if (cmd->name != "rerun") tokdyn::check_deck_command(*cmd, parsed.request.deck_path);
-      const tokdyn::DeckSchema schema = cmd->schema();
-      if (parsed.help) {
-        if (comm.root()) tokdyn::print_command_help(*cmd, schema);
-      } else {
-        tokdyn::check_run_options(*cmd, parsed.request);
-        tokdyn::refuse_unused_petsc_options(comm, cmd->name, tokdyn::petsc_components(cmd->petsc_components),
-                                            parsed.petsc, schema);
-        rc = cmd->run(comm, schema, parsed.request);
-      }
-    }
+    if (!tokdyn::print_general_help(comm, command)) rc = tokdyn::run_command(comm, command, parsed);
   } catch (...) {
     tokdyn::exit_on_exception(std::current_exception());
   }

@@ -436,4 +436,20 @@ std::string deck_declared_command(const std::string& path) {
   return "";
 }
 
+bool is_deck_name(const std::string& s) { return s.size() > 4 && s.compare(s.size() - 4, 4, ".ini") == 0; }
+
+std::string deck_purpose(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] != '#') continue;
+    const auto start = line.find_first_not_of("# ");
+    if (start == std::string::npos || line.compare(start, 8, "command:") == 0) continue;
+    std::string body = line.substr(start);
+    if (body.size() > 100) body = body.substr(0, body.rfind(' ', 97)) + " ...";
+    return body;
+  }
+  return "(no description)";
+}
+
 }  // namespace tokdyn

@@ -106,4 +106,9 @@ void refuse_unused_petsc_options(const Comm& comm, const std::string& command,
   require_all(comm.get(), count == 0, message);
 }
 
+bool is_petsc_option_value(const std::string& arg) {
+  return !arg.empty() &&
+         (arg[0] != '-' || (arg.size() > 1 && (std::isdigit(static_cast<unsigned char>(arg[1])) || arg[1] == '.')));
+}
+
 }  // namespace tokdyn

@@ -4,14 +4,40 @@
 
 #include <cstdio>
 #include <ctime>
+#include <stdexcept>
 
 #include "tokdyn/core/deck.hpp"
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/core/phases.hpp"
 #include "tokdyn/core/version.hpp"
-#include "tokdyn/io/dataset_descriptions.hpp"
 
 namespace tokdyn {
+namespace {
+
+// What every run file holds (io/outputs.hpp): its header, the token snapshots and the diagnostics series.
+// The diagnostics are one group for every command; each entry says which commands write it.
+constexpr OutputDecl kRunFileOutputs[] = {
+#include "run_file_outputs.inc"
+};
+const DeclaredOutputs kRunFileDeclared("every command", kRunFileOutputs);
+
+OutputType output_type(double) { return OutputType::real; }
+OutputType output_type(std::int64_t) { return OutputType::integer; }
+OutputType output_type(const std::string&) { return OutputType::text; }
+
+// An attribute of obj at the declared path `path` (its type checked against the declaration).
+template <class T>
+void declared_attribute(hid_t obj, const std::string& path, const std::string& name, const T& value) {
+  require_output(path, output_type(value));
+  h5::write_attribute(obj, name, value);
+}
+
+template <class T>
+void root_attribute(hid_t file, const std::string& name, const T& value) {
+  declared_attribute(file, "@" + name, name, value);
+}
+
+}  // namespace
 
 std::string now_iso8601(MPI_Comm comm) {
   char buf[32] = {0};
@@ -49,19 +75,19 @@ RunFile RunFile::create(const std::string& path, MPI_Comm comm, const RunInfo& i
   int ranks = 1;
   TOKDYN_MPI_CHECK(MPI_Comm_size(comm, &ranks));
   f.file_ = h5::create_file(path, comm);
-  h5::write_attribute(f.file_, "tokdyn_version", std::string(version_string()));
-  h5::write_attribute(f.file_, "git_revision", std::string(git_revision()));
-  h5::write_attribute(f.file_, "command", info.command);
-  h5::write_attribute(f.file_, "deck", info.deck_text);
-  h5::write_attribute(f.file_, "seed", static_cast<std::int64_t>(info.seed));
-  h5::write_attribute(f.file_, "ranks", static_cast<std::int64_t>(ranks));
-  h5::write_attribute(f.file_, "rank_history", std::to_string(ranks));
-  h5::write_attribute(f.file_, "input_files", info.inputs);
-  h5::write_attribute(f.file_, "start_time", now_iso8601(comm));
-  h5::write_attribute(f.file_, "end_time", std::string());
-  h5::write_attribute(f.file_, "status", std::string("running"));
-  h5::write_attribute(f.file_, "run_id", info.run_id);
-  h5::write_attribute(f.file_, "petsc_options", petsc_options_text());
+  root_attribute(f.file_, "tokdyn_version", std::string(version_string()));
+  root_attribute(f.file_, "git_revision", std::string(git_revision()));
+  root_attribute(f.file_, "command", info.command);
+  root_attribute(f.file_, "deck", info.deck_text);
+  root_attribute(f.file_, "seed", static_cast<std::int64_t>(info.seed));
+  root_attribute(f.file_, "ranks", static_cast<std::int64_t>(ranks));
+  root_attribute(f.file_, "rank_history", std::to_string(ranks));
+  root_attribute(f.file_, "input_files", info.inputs);
+  root_attribute(f.file_, "start_time", now_iso8601(comm));
+  root_attribute(f.file_, "end_time", std::string());
+  root_attribute(f.file_, "status", std::string("running"));
+  root_attribute(f.file_, "run_id", info.run_id);
+  root_attribute(f.file_, "petsc_options", petsc_options_text());
   if (info.deck) write_parameters(f.file_, *info.deck);
   if (info.n == 0) return f;  // a study or a mean-field run: no token trajectories
   f.tokens_ = h5::create_group(f.file_, "tokens");
@@ -97,11 +123,11 @@ RunFile RunFile::reopen(const std::string& path, MPI_Comm comm) {
   f.diagnostics_rows_ = f.series_.count("layer") ? h5::dims(f.series_.at("layer"))[0] : 0;
   int ranks = 1;
   TOKDYN_MPI_CHECK(MPI_Comm_size(comm, &ranks));
-  h5::write_attribute(f.file_, "ranks", static_cast<std::int64_t>(ranks));  // of the run that finishes it
+  root_attribute(f.file_, "ranks", static_cast<std::int64_t>(ranks));  // of the run that finishes it
   // Every continuation's rank count: a run continued on another count is equal to round-off only.
   const std::string history =
       h5::has_attribute(f.file_, "rank_history") ? h5::read_string_attribute(f.file_, "rank_history") : "";
-  h5::write_attribute(f.file_, "rank_history", (history.empty() ? "" : history + ",") + std::to_string(ranks));
+  root_attribute(f.file_, "rank_history", (history.empty() ? "" : history + ",") + std::to_string(ranks));
   f.set_status("running");
   return f;
 }
@@ -109,6 +135,7 @@ RunFile RunFile::reopen(const std::string& path, MPI_Comm comm) {
 hid_t RunFile::series(const std::string& name, hid_t type, const std::vector<hsize_t>& row_dims) {
   auto it = series_.find(name);
   if (it != series_.end()) return it->second;
+  require_output("diagnostics/" + name, H5Tequal(type, H5T_STD_I64LE) > 0 ? OutputType::integer : OutputType::real);
   h5::Handle d = h5::create_series(diagnostics_group(), name, type, row_dims);
   if (diagnostics_rows_ > 0) h5::set_series_rows(d, diagnostics_rows_);  // a late observable: earlier rows are fill
   return series_.emplace(name, std::move(d)).first->second;
@@ -146,17 +173,18 @@ void RunFile::write_snapshot(std::int64_t layer, double time, const double* x_lo
 }
 
 void RunFile::write_diagnostics_constant(const std::string& name, const std::vector<double>& values) {
+  require_output("diagnostics/" + name, OutputType::real);
   h5::Handle d = h5::create_dataset(diagnostics_group(), name, H5T_IEEE_F64LE, {hsize_t(values.size())});
   h5::write_slab(d, H5T_NATIVE_DOUBLE, values.data(), 0, rank_ == 0 ? values.size() : 0);
-  h5::write_attribute(d, "constant", std::int64_t(1));
+  declared_attribute(d, "diagnostics/" + name + "@constant", "constant", std::int64_t(1));
 }
 
 void RunFile::set_diagnostics_attribute(const std::string& name, double value) {
-  h5::write_attribute(diagnostics_group(), name, value);
+  declared_attribute(diagnostics_group(), "diagnostics@" + name, name, value);
 }
 
 void RunFile::set_diagnostics_attribute(const std::string& name, const std::string& value) {
-  h5::write_attribute(diagnostics_group(), name, value);
+  declared_attribute(diagnostics_group(), "diagnostics@" + name, name, value);
 }
 
 hid_t RunFile::study_group(const std::string& name) {
@@ -177,25 +205,83 @@ hid_t RunFile::study_series(const std::string& group, const std::string& name, h
   return study_series_.emplace(key, std::move(d)).first->second;
 }
 
+hid_t RunGroup::series(const std::string& name, OutputType type, const std::vector<hsize_t>& row_dims) {
+  require_output(name_ + "/" + name, type);
+  return file_->study_series(name_, name, type == OutputType::integer ? H5T_STD_I64LE : H5T_IEEE_F64LE, row_dims);
+}
+
+void RunGroup::write(const std::string& name, const std::vector<double>& values, const std::vector<hsize_t>& shape) {
+  require_output(name_ + "/" + name, OutputType::real);
+  h5::write_vector(file_->study_group(name_), name, values, file_->comm_, shape);
+}
+
+void RunGroup::write_integers(const std::string& name, const std::vector<std::int64_t>& values,
+                              const std::vector<hsize_t>& shape) {
+  require_output(name_ + "/" + name, OutputType::integer);
+  h5::Handle d = h5::create_dataset(file_->study_group(name_), name, H5T_STD_I64LE,
+                                    shape.empty() ? std::vector<hsize_t>{hsize_t(values.size())} : shape);
+  const hsize_t rows = shape.empty() ? values.size() : shape[0];
+  h5::write_slab(d, H5T_NATIVE_INT64, values.data(), 0, file_->rank_ == 0 ? rows : 0);
+}
+
+namespace {
+
+// "name" is an attribute of the group, "dataset@name" one of a dataset of the group.
+template <class T>
+void group_attribute(hid_t group, const std::string& group_name, const std::string& name, const T& value) {
+  const auto at = name.find('@');
+  if (at == std::string::npos) return declared_attribute(group, group_name + "@" + name, name, value);
+  require_output(group_name + "/" + name, output_type(value));
+  h5::write_attribute(h5::open_dataset(group, name.substr(0, at)), name.substr(at + 1), value);
+}
+
+}  // namespace
+
+void RunGroup::attribute(const std::string& name, double value) {
+  group_attribute(file_->study_group(name_), name_, name, value);
+}
+void RunGroup::attribute(const std::string& name, std::int64_t value) {
+  group_attribute(file_->study_group(name_), name_, name, value);
+}
+void RunGroup::attribute(const std::string& name, const std::string& value) {
+  group_attribute(file_->study_group(name_), name_, name, value);
+}
+
+void RunGroup::write_row(const std::string& name, const std::vector<hsize_t>& row_dims, hsize_t row,
+                         const double* data, hsize_t begin, hsize_t count) {
+  h5::write_series_row(series(name, OutputType::real, row_dims), row, H5T_NATIVE_DOUBLE, data, begin, count);
+}
+
+void RunGroup::write_row(const std::string& name, const std::vector<hsize_t>& row_dims, hsize_t row,
+                         const std::int64_t* data, hsize_t begin, hsize_t count) {
+  h5::write_series_row(series(name, OutputType::integer, row_dims), row, H5T_NATIVE_INT64, data, begin, count);
+}
+
+void RunGroup::write_columns(const std::string& name, hsize_t k, hsize_t n, hsize_t row, const double* data,
+                             hsize_t begin, hsize_t count) {
+  h5::write_series_columns(series(name, OutputType::real, {k, n}), row, k, data, begin, count);
+}
+
+hsize_t RunGroup::rows(const std::string& name) {
+  const hid_t g = file_->study_group(name_);
+  return h5::exists(g, name) ? h5::dims(h5::open_dataset(g, name))[0] : 0;
+}
+
 void RunFile::set_status(const std::string& status) {
   if (status == "checkpointed" || status == "complete") describe();
-  h5::write_attribute(file_, "status", status);
-  h5::write_attribute(file_, "end_time", status == "running" ? std::string() : now_iso8601(comm_));
+  root_attribute(file_, "status", status);
+  root_attribute(file_, "end_time", status == "running" ? std::string() : now_iso8601(comm_));
 }
 
 void RunFile::describe() {
+  // Every write is checked against the declarations, so a dataset nothing declares is a tokdyn bug.
   const std::vector<std::string> missing = describe_datasets(file_);
-  // A dataset the table lacks is a tokdyn bug, not the user's: the run's results stand, the file says so.
-  if (!missing.empty()) {
-    std::string list;
-    for (const std::string& m : missing) list += (list.empty() ? "" : ", ") + m;
-    h5::write_attribute(file_, "undescribed_datasets", list);
-    if (rank_ == 0) std::fprintf(stderr, "tokdyn: warning: datasets without a description (please report): %s\n", list.c_str());
-  }
+  if (!missing.empty())
+    throw std::logic_error("run file: dataset '" + missing.front() + "' is not declared (io/outputs.hpp)");
 }
 
 void RunFile::set_attribute(const std::string& name, const std::string& value) {
-  h5::write_attribute(file_, name, value);
+  root_attribute(file_, name, value);
 }
 
 void RunFile::flush() {

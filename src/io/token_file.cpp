@@ -2,12 +2,25 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/io/hdf5.hpp"
 #include "tokdyn/sphere/sphere.hpp"
 
 namespace tokdyn {
+
+std::int64_t token_file_rows(const std::string& path, const std::string& dataset, MPI_Comm comm, int d) {
+  std::vector<hsize_t> shape;
+  {  // closed (collectively) before the caller opens the file again to read the rows
+    h5::Handle file = h5::open_input_file(path, comm, "token file");
+    shape = h5::dims(h5::open_input_dataset(file, dataset, "token file", path));
+  }
+  if (shape.size() != 2 || shape[1] != hsize_t(d) || shape[0] == 0)
+    throw InputError("token file '" + path + "': dataset '" + dataset + "' must be [N, " + std::to_string(d) +
+                     "] (N tokens of the model width d = " + std::to_string(d) + ")");
+  return static_cast<std::int64_t>(shape[0]);
+}
 
 double read_initial_tokens(const std::string& path, const std::string& dataset, MPI_Comm comm,
                            const Partition& partition, int d, double* x_local) {

@@ -9,6 +9,7 @@
 #include "tokdyn/core/blas.hpp"
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/core/partition.hpp"
+#include "tokdyn/io/run_file.hpp"
 
 namespace tokdyn {
 namespace {
@@ -349,9 +350,8 @@ void CircleGridSolver::restore(const std::vector<double>& rows, std::int64_t cou
   refinement_ = static_cast<int>(counter);
 }
 
-void CircleGridSolver::resume_snapshots(hid_t group) { snapshots_ = h5::open_dataset(group, "density"); }
-
-void CircleGridSolver::close_snapshots() { snapshots_.close(); }
+// The restored file holds theta and the density rows up to the checkpoint: the next snapshot appends a row.
+void CircleGridSolver::resume_snapshots(RunGroup& group) { snapshots_begun_ = group.rows("density") > 0; }
 
 bool CircleGridSolver::finite() {
   const PetscScalar* x = nullptr;
@@ -363,17 +363,17 @@ bool CircleGridSolver::finite() {
   return bad == 0;
 }
 
-void CircleGridSolver::write_snapshot(hid_t group, std::uint64_t row) {
-  if (snapshots_.id() < 0) {
+void CircleGridSolver::write_snapshot(RunGroup& group, std::uint64_t row) {
+  if (!snapshots_begun_) {
     std::vector<double> theta(params_.cells);
     for (std::int64_t i = 0; i < params_.cells; ++i) theta[i] = (static_cast<double>(i) + 0.5) * width_;
-    h5::write_vector(group, "theta", theta, comm_);
-    snapshots_ = h5::create_series(group, "density", H5T_NATIVE_DOUBLE, {static_cast<hsize_t>(params_.cells)});
+    group.write("theta", theta);
+    snapshots_begun_ = true;
   }
   const PetscScalar* x = nullptr;
   TOKDYN_PETSC_CHECK(VecGetArrayRead(rho_, &x));
-  h5::write_series_row(snapshots_, row, H5T_NATIVE_DOUBLE, x, static_cast<hsize_t>(first_cell_),
-                       static_cast<hsize_t>(cells_local_));
+  group.write_row("density", {static_cast<hsize_t>(params_.cells)}, row, x, static_cast<hsize_t>(first_cell_),
+                  static_cast<hsize_t>(cells_local_));
   TOKDYN_PETSC_CHECK(VecRestoreArrayRead(rho_, &x));
 }
 

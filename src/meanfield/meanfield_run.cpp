@@ -3,10 +3,31 @@
 #include <cmath>
 
 #include "tokdyn/core/phases.hpp"
-#include "tokdyn/io/hdf5.hpp"
+#include "tokdyn/io/outputs.hpp"
+#include "tokdyn/io/run_file.hpp"
 
 namespace tokdyn {
 namespace {
+
+// What /meanfield holds (io/outputs.hpp): declared here, beside the code that writes it (the snapshots through the
+// solvers, circle_grid.cpp and quadrature.cpp).
+constexpr OutputDecl kMeanFieldOutputs[] = {
+    {"meanfield/density", OutputType::real, "1/radian", "snapshot, cell",
+     "grid solver: the cell averages rho_i of the density in the angle theta (sum_i rho_i dtheta = 1) at each snapshot."},
+    {"meanfield/masses", OutputType::real, "1", "point",
+     "quadrature solver: mass of each point, proportional to the initial density relative to uniform at its initial position, summing to 1 (constant in time)."},
+    {"meanfield/points", OutputType::real, "1", "snapshot, point, coordinate",
+     "quadrature solver: positions on S^{d-1} of the weighted quadrature points at each snapshot."},
+    {"meanfield/snapshot_time", OutputType::real, "model time t", "snapshot",
+     "Model time of each snapshot of density or points (layers 0, every diagnostics.snapshot_every, and L)."},
+    {"meanfield/theta", OutputType::real, "radians", "cell",
+     "grid solver: the angle of each cell centre, (i + 1/2) 2 pi / meanfield.cells."},
+    {"meanfield@size", OutputType::integer, "count", "",
+     "Size of the discretisation: the grid's cells M (meanfield.cells) or the quadrature points M (meanfield.points)."},
+    {"meanfield@solver", OutputType::text, "", "",
+     "The solver, meanfield.solver: grid (Eulerian finite volumes on the circle) or quadrature (Lagrangian weighted points on S^{d-1})."},
+};
+const DeclaredOutputs kMeanFieldDeclared("meanfield", kMeanFieldOutputs);
 
 DiagnosticsRow observables_row(std::int64_t layer, double time, const MeanFieldObservables& o) {
   DiagnosticsRow row;
@@ -51,9 +72,9 @@ std::string MeanFieldRun::work_unit() const {
 
 void MeanFieldRun::begin(RunFile& file) {
   file.set_diagnostics_attribute("beta", beta_);
-  const hid_t group = file.study_group("meanfield");
-  h5::write_attribute(group, "solver", solver_name_);
-  h5::write_attribute(group, "size", solver_.size());
+  RunGroup group = file.group("meanfield");
+  group.attribute("solver", solver_name_);
+  group.attribute("size", solver_.size());
   observe(0, file);
 }
 
@@ -70,7 +91,10 @@ std::string MeanFieldRun::observe(std::int64_t layer, RunFile& file) {
     if (!finite_observables(o)) problem = "the mass, E_beta or the mean token is NaN or Inf after layer " + std::to_string(layer);
     file.write_diagnostics(observables_row(layer, time_of(layer), o));
   }
-  if (snapshot_at(layer)) solver_.write_snapshot(file.study_group("meanfield"), snapshot_row_++);
+  if (snapshot_at(layer)) {
+    RunGroup group = file.group("meanfield");
+    solver_.write_snapshot(group, snapshot_row_++);
+  }
   return problem;
 }
 
@@ -92,14 +116,15 @@ void MeanFieldRun::restore(const CheckpointReader& in, RunFile& file) {
   const std::int64_t layer = in.identity().step;
   snapshot_row_ = 0;
   for (std::int64_t l = 0; l <= layer; ++l) snapshot_row_ += snapshot_at(l) ? 1 : 0;
-  solver_.resume_snapshots(file.study_group("meanfield"));
+  RunGroup group = file.group("meanfield");
+  solver_.resume_snapshots(group);
 }
 
 void MeanFieldRun::finish(RunFile& file) {
   std::vector<double> times;
   for (std::int64_t l = 0; l <= layers_; ++l)
     if (snapshot_at(l)) times.push_back(time_of(l));
-  h5::write_vector(file.study_group("meanfield"), "snapshot_time", times, comm_.get());
+  file.group("meanfield").write("snapshot_time", times);
 }
 
 }  // namespace tokdyn

@@ -7,6 +7,7 @@
 #include "tokdyn/attention/fourier_attention.hpp"
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/core/gather.hpp"
+#include "tokdyn/io/run_file.hpp"
 #include "tokdyn/sphere/quadrature_points.hpp"
 #include <stdexcept>
 
@@ -91,9 +92,8 @@ void QuadratureSolver::restore(const std::vector<double>& rows, std::int64_t) {
   x_ = rows;
 }
 
-void QuadratureSolver::resume_snapshots(hid_t group) { snapshots_ = h5::open_dataset(group, "points"); }
-
-void QuadratureSolver::close_snapshots() { snapshots_.close(); }
+// The restored file holds the masses and the point rows up to the checkpoint: the next snapshot appends a row.
+void QuadratureSolver::resume_snapshots(RunGroup& group) { snapshots_begun_ = group.rows("points") > 0; }
 
 bool QuadratureSolver::finite() {
   int bad = 0;
@@ -102,15 +102,15 @@ bool QuadratureSolver::finite() {
   return bad == 0;
 }
 
-void QuadratureSolver::write_snapshot(hid_t group, std::uint64_t row) {
+void QuadratureSolver::write_snapshot(RunGroup& group, std::uint64_t row) {
   const auto begin = static_cast<hsize_t>(partition_.begin(rank_)), count = static_cast<hsize_t>(partition_.count(rank_));
-  if (snapshots_.id() < 0) {
-    h5::Handle masses = h5::create_dataset(group, "masses", H5T_IEEE_F64LE, {static_cast<hsize_t>(partition_.n_global)});
-    h5::write_slab(masses, H5T_NATIVE_DOUBLE, w_.data(), begin, count);
-    snapshots_ = h5::create_series(group, "points", H5T_IEEE_F64LE,
-                                   {static_cast<hsize_t>(partition_.n_global), static_cast<hsize_t>(d_)});
+  if (!snapshots_begun_) {
+    // A dataset written whole takes every rank's copy of the values (rank 0 writes them): once, n doubles.
+    group.write("masses", allgather_rows(comm_, partition_, w_, 1));
+    snapshots_begun_ = true;
   }
-  h5::write_series_row(snapshots_, row, H5T_NATIVE_DOUBLE, x_.data(), begin, count);
+  group.write_row("points", {static_cast<hsize_t>(partition_.n_global), static_cast<hsize_t>(d_)}, row, x_.data(),
+                  begin, count);
 }
 
 }  // namespace tokdyn

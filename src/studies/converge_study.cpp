@@ -7,6 +7,7 @@
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/diagnostics/fit.hpp"
 #include "tokdyn/dynamics/sde.hpp"
+#include "tokdyn/io/outputs.hpp"
 #include "tokdyn/io/run_file.hpp"
 #include "tokdyn/meanfield/meanfield.hpp"
 #include "tokdyn/noise/random_mlp.hpp"
@@ -15,6 +16,73 @@
 
 namespace tokdyn {
 namespace {
+
+// What /converge holds (io/outputs.hpp): declared here, beside the code that writes it. The depth and width
+// studies write levels, replicas and mse_*; the tokens study the rest.
+constexpr OutputDecl kConvergeOutputs[] = {
+    {"converge/energy_error", OutputType::real, "1", "replica, level, sample",
+     "tokens study: |E_beta(mu^N_t) - E_beta(mu_t)|, the error of the interaction energy of the N-token measure "
+     "against the mean-field reference at each sample time."},
+    {"converge/energy_error_sup", OutputType::real, "1", "replica, level",
+     "tokens study: sup over the sample times of energy_error."},
+    {"converge/levels", OutputType::real, "layers (depth), width m (width), tokens (tokens)", "level",
+     "Value of each level j of the study (base 2^j): depth: the layers L; width: the MLP width m; tokens: the token "
+     "count N."},
+    {"converge/mean_error", OutputType::real, "1", "replica, level, sample",
+     "tokens study: |int x dmu^N_t - int x dmu_t|, the Euclidean norm of the error of the mean token against the "
+     "mean-field reference at each sample time."},
+    {"converge/mean_error_sup", OutputType::real, "1", "replica, level",
+     "tokens study: sup over the sample times of mean_error."},
+    {"converge/mmd2", OutputType::real, "1", "replica, level, sample",
+     "tokens study: squared MMD with the kernel e^{beta <x, y>} between the N-token measure and the mean-field "
+     "reference at each sample time."},
+    {"converge/mmd2_sup", OutputType::real, "1", "replica, level",
+     "tokens study: sup over the sample times of mmd2 (MMD^2)."},
+    {"converge/mse_final", OutputType::real, "1", "replica, level",
+     "Mean-square error (1/N) sum_i |X^i - Xbar^i|^2 at the final time T (depth: against the reference SDE; width: "
+     "against the limit-field system)."},
+    {"converge/mse_grid", OutputType::real, "1", "replica, level",
+     "depth: sup over the level's layer times t_l of the mean-square error (1/N) sum_i |X^i_l - Xbar^i(t_l)|^2 against "
+     "the reference SDE solution on the same Brownian path; width: sup over layers of (1/N) sum_i |X^i_l(m) - "
+     "X^i_l(limit field)|^2."},
+    {"converge/mse_sup", OutputType::real, "1", "replica, level",
+     "depth: sup over every reference time of the mean-square error (1/N) sum_i |X^i - Xbar^i|^2 of the level's "
+     "piecewise-constant trajectory against the reference; width: equal to mse_grid."},
+    {"converge/replicas", OutputType::real, "1", "replica",
+     "Replica id of each row (converge.first_replica + r), which keys the replica's random streams."},
+    {"converge/times", OutputType::real, "model time t", "sample",
+     "tokens study: model times of the distance samples, every converge.every layers and the last."},
+    {"converge/w2", OutputType::real, "1", "replica, level, sample",
+     "tokens study: squared Wasserstein distance W2^2 between the N-token measure and the mean-field reference at each "
+     "sample time, by the converge.distance attribute: circular (arc-length cost, S^1), assignment (geodesic cost) or "
+     "sliced (SW2^2, chordal, smaller than W2^2 by about d)."},
+    {"converge/w2_final", OutputType::real, "1", "replica, level",
+     "tokens study: w2 (W2^2) at the final time T."},
+    {"converge/w2_sup", OutputType::real, "1", "replica, level",
+     "tokens study: sup over the sample times of w2 (W2^2)."},
+    {"converge@bound_slope", OutputType::real, "1", "",
+     "tokens study: exponent of the bound r_d(N) of E sup_t W2^2 in Prop 1.2, the log-log slope against N it allows: "
+     "-1/2 for d <= 4 (the log at d = 4 aside), -2/d above."},
+    {"converge@d", OutputType::integer, "1", "", "tokens study: dimension d (model.d): the tokens lie on S^{d-1}."},
+    {"converge@distance", OutputType::text, "", "",
+     "tokens study: the W2 of w2 (converge.distance, auto resolved): circular (exact, arc-length cost, d = 2), "
+     "assignment (exact, geodesic cost) or sliced (SW2^2, chordal, converge.sliced_directions directions)."},
+    {"converge@reference_layers", OutputType::integer, "layers", "",
+     "depth study: steps of the reference SDE solution, converge.reference_factor x the finest L of the whole study "
+     "(L0 2^(levels-1)), whatever converge.task; width: 0."},
+    {"converge@reference_size", OutputType::integer, "count", "",
+     "tokens study: size of the mean-field reference: its cells (meanfield.cells, grid solver) or points "
+     "(meanfield.points, quadrature)."},
+    {"converge@reference_solver", OutputType::text, "", "",
+     "tokens study: solver of the mean-field reference (meanfield.solver): grid or quadrature."},
+    {"converge@sharp_slope", OutputType::real, "1", "",
+     "tokens study: log-log slope against N of W2^2 for uniform measures on S^{d-1}, k = d - 1: -1 for k <= 2 (the log "
+     "at k = 2 aside), -2/k above."},
+    {"converge@study", OutputType::text, "", "",
+     "The study (converge.study): depth (L = L0 2^j against a reference SDE solution), width (m = m0 2^j against the "
+     "limit field) or tokens (N = N0 2^j against the mean-field solution)."},
+};
+const DeclaredOutputs kConvergeDeclared("converge", kConvergeOutputs);
 
 // Levels base 2^j and replica ids a converge run covers (all, or one converge.task of a sweep).
 struct StudyTasks {
@@ -233,15 +301,15 @@ void ConvergenceStudy::print_levels(const ConvergenceResult& r) const {
 
 void ConvergenceStudy::write(RunFile& file, const ConvergenceResult& r) const {
   const std::size_t J = r.levels.size(), R = r.replicas.size();
-  const hid_t g = file.study_group("converge");
-  h5::write_attribute(g, "study", std::string(depth_ ? "depth" : "width"));
-  h5::write_attribute(g, "reference_layers", depth_ ? depth_study_.reference_layers : std::int64_t(0));
+  RunGroup g = file.group("converge");
+  g.attribute("study", std::string(depth_ ? "depth" : "width"));
+  g.attribute("reference_layers", depth_ ? depth_study_.reference_layers : std::int64_t(0));
   std::vector<double> lv(r.levels.begin(), r.levels.end()), rp(r.replicas.begin(), r.replicas.end());
-  h5::write_vector(g, "levels", lv, comm_.get());
-  h5::write_vector(g, "replicas", rp, comm_.get());
-  h5::write_vector(g, "mse_grid", r.mse_grid, comm_.get(), {R, J});
-  h5::write_vector(g, "mse_sup", r.mse_sup, comm_.get(), {R, J});
-  h5::write_vector(g, "mse_final", r.mse_final, comm_.get(), {R, J});
+  g.write("levels", lv);
+  g.write("replicas", rp);
+  g.write("mse_grid", r.mse_grid, {R, J});
+  g.write("mse_sup", r.mse_sup, {R, J});
+  g.write("mse_final", r.mse_final, {R, J});
 }
 
 // --- tokens ---
@@ -330,27 +398,27 @@ void ChaosConvergenceStudy::print_levels(const Summary& s) const {
 
 void ChaosConvergenceStudy::write(RunFile& file, const ChaosResult& r, const Summary& s) const {
   const std::size_t J = study_.sizes.size(), R = study_.replicas.size(), S = r.times.size();
-  const hid_t g = file.study_group("converge");
-  h5::write_attribute(g, "study", std::string("tokens"));
-  h5::write_attribute(g, "distance", study_.distance);
-  h5::write_attribute(g, "d", static_cast<std::int64_t>(d_));
-  h5::write_attribute(g, "bound_slope", chaos_bound_slope(d_));
-  h5::write_attribute(g, "sharp_slope", chaos_sharp_slope(d_));
-  h5::write_attribute(g, "reference_solver", solver_);
-  h5::write_attribute(g, "reference_size", reference_size_);
+  RunGroup g = file.group("converge");
+  g.attribute("study", std::string("tokens"));
+  g.attribute("distance", study_.distance);
+  g.attribute("d", static_cast<std::int64_t>(d_));
+  g.attribute("bound_slope", chaos_bound_slope(d_));
+  g.attribute("sharp_slope", chaos_sharp_slope(d_));
+  g.attribute("reference_solver", solver_);
+  g.attribute("reference_size", reference_size_);
   std::vector<double> lv(study_.sizes.begin(), study_.sizes.end()), rp(study_.replicas.begin(), study_.replicas.end());
-  h5::write_vector(g, "levels", lv, comm_.get());
-  h5::write_vector(g, "replicas", rp, comm_.get());
-  h5::write_vector(g, "times", r.times, comm_.get());
-  h5::write_vector(g, "w2", r.w2, comm_.get(), {R, J, S});
-  h5::write_vector(g, "mmd2", r.mmd2, comm_.get(), {R, J, S});
-  h5::write_vector(g, "energy_error", r.energy_error, comm_.get(), {R, J, S});
-  h5::write_vector(g, "mean_error", r.mean_error, comm_.get(), {R, J, S});
-  h5::write_vector(g, "w2_sup", s.w2_sup, comm_.get(), {R, J});
-  h5::write_vector(g, "w2_final", s.w2_final, comm_.get(), {R, J});
-  h5::write_vector(g, "mmd2_sup", s.mmd2_sup, comm_.get(), {R, J});
-  h5::write_vector(g, "energy_error_sup", s.energy_sup, comm_.get(), {R, J});
-  h5::write_vector(g, "mean_error_sup", s.mean_sup, comm_.get(), {R, J});
+  g.write("levels", lv);
+  g.write("replicas", rp);
+  g.write("times", r.times);
+  g.write("w2", r.w2, {R, J, S});
+  g.write("mmd2", r.mmd2, {R, J, S});
+  g.write("energy_error", r.energy_error, {R, J, S});
+  g.write("mean_error", r.mean_error, {R, J, S});
+  g.write("w2_sup", s.w2_sup, {R, J});
+  g.write("w2_final", s.w2_final, {R, J});
+  g.write("mmd2_sup", s.mmd2_sup, {R, J});
+  g.write("energy_error_sup", s.energy_sup, {R, J});
+  g.write("mean_error_sup", s.mean_sup, {R, J});
 }
 
 }  // namespace tokdyn

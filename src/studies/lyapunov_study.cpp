@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "tokdyn/io/outputs.hpp"
 #include "tokdyn/io/run_file.hpp"
 #include "tokdyn/noise/random_mlp.hpp"
 #include "tokdyn/run/keys.hpp"
@@ -13,16 +14,59 @@
 namespace tokdyn {
 namespace {
 
+// What /lyapunov holds (io/outputs.hpp): declared here, beside the code that writes it. The datasets come with
+// lyapunov.simulate only.
+constexpr OutputDecl kLyapunovOutputs[] = {
+    {"lyapunov/log_mean_square", OutputType::real, "1", "layer",
+     "log E|X - Y|^2 over the pairs at each layer (the separation log r0 + the summed log growth factors, averaged "
+     "stably)."},
+    {"lyapunov/mean_log", OutputType::real, "1", "layer",
+     "Mean over the lyapunov.replicas pairs of log |X - Y| (chordal separation, renormalised to r0 after each layer, "
+     "so log r0 + the summed log growth factors) at each layer."},
+    {"lyapunov/slope_log_mean_square", OutputType::real, "1/model time", "estimate",
+     "Least-squares slope of log_mean_square against time over [T/10, T] (prediction lambdabar): value, then the low "
+     "and high ends of its 95% bootstrap interval over pairs."},
+    {"lyapunov/slope_mean_log", OutputType::real, "1/model time", "estimate",
+     "Least-squares slope of mean_log against time over [T/10, T] (prediction lambda_1): value, then the low and "
+     "high ends of its 95% bootstrap interval over pairs."},
+    {"lyapunov/slope_var_log", OutputType::real, "1/model time", "estimate",
+     "Least-squares slope of var_log against time over [T/10, T] (prediction kappa(1) + kappa'(1)): value, then the "
+     "low and high ends of its 95% bootstrap interval over pairs."},
+    {"lyapunov/time", OutputType::real, "model time t", "layer",
+     "Model time t_l = l T/L of each layer l = 0..L of the pair simulation."},
+    {"lyapunov/var_log", OutputType::real, "1", "layer",
+     "Variance over the pairs of log |X - Y| (the summed log growth factors) at each layer."},
+    {"lyapunov@argmin_u", OutputType::real, "1", "",
+     "The u in [-1, 1] where F attains the infimum that gives lambdabar' (grid plus golden section); 1 when the "
+     "limit F(1-) = -lambdabar is the infimum."},
+    {"lyapunov@kappa1", OutputType::real, "1/model time", "",
+     "kappa(1) = E[sigma(V)^2] + sigma_W^2 of the MLP noise kernel: the variance of each coordinate of G at a point."},
+    {"lyapunov@kappa_prime1", OutputType::real, "1/model time", "",
+     "kappa'(1) = (1/d) E[sigma'(V)^2] of the MLP noise kernel: the decorrelation of G between nearby points."},
+    {"lyapunov@lambda1", OutputType::real, "1/model time", "",
+     "Predicted lambda_1 = ((d-3)/2) kappa'(1) - ((d-1)/2) kappa(1), the slope of E log|X_t - Y_t| (against "
+     "slope_mean_log)."},
+    {"lyapunov@lambdabar", OutputType::real, "1/model time", "",
+     "Predicted lambdabar = (d-1) kappa'(1) - (d-3) kappa(1), the slope of log E|X_t - Y_t|^2 (against "
+     "slope_log_mean_square)."},
+    {"lyapunov@lambdabar_prime", OutputType::real, "1/model time", "",
+     "lambdabar' = -inf over u in [-1, 1) of F(u) at attention.beta, the rate of the synchronization bound "
+     "(doc/science.md section 6.4); >= lambdabar."},
+    {"lyapunov@var_rate", OutputType::real, "1/model time", "",
+     "Predicted kappa(1) + kappa'(1), the slope of Var log|X_t - Y_t| (against slope_var_log)."},
+};
+const DeclaredOutputs kLyapunovDeclared("lyapunov", kLyapunovOutputs);
+
 // The measured moments at every layer and their slopes [value, low, high].
-void write_exponents(hid_t g, const PairExponents& m, MPI_Comm comm) {
-  h5::write_vector(g, "time", m.time, comm);
-  h5::write_vector(g, "mean_log", m.mean_log, comm);
-  h5::write_vector(g, "var_log", m.var_log, comm);
-  h5::write_vector(g, "log_mean_square", m.log_mean_square, comm);
+void write_exponents(RunGroup& g, const PairExponents& m) {
+  g.write("time", m.time);
+  g.write("mean_log", m.mean_log);
+  g.write("var_log", m.var_log);
+  g.write("log_mean_square", m.log_mean_square);
   const std::pair<const char*, Estimate> slopes[] = {{"slope_mean_log", m.slope_mean_log},
                                                      {"slope_var_log", m.slope_var_log},
                                                      {"slope_log_mean_square", m.slope_log_mean_square}};
-  for (const auto& [name, e] : slopes) h5::write_vector(g, name, {e.value, e.low, e.high}, comm);
+  for (const auto& [name, e] : slopes) g.write(name, {e.value, e.low, e.high});
 }
 
 }  // namespace
@@ -106,15 +150,15 @@ void LyapunovStudy::print_predictions() const {
 
 void LyapunovStudy::finish(RunFile& file) const {
   const LyapunovPrediction& p = prediction_;
-  const hid_t g = file.study_group("lyapunov");
+  RunGroup g = file.group("lyapunov");
   const std::pair<const char*, double> constants[] = {
       {"kappa1", p.kappa1}, {"kappa_prime1", p.kappa_prime1}, {"lambda1", p.lambda1}, {"lambdabar", p.lambdabar},
       {"lambdabar_prime", p.lambdabar_prime}, {"argmin_u", p.argmin_u}, {"var_rate", p.var_rate}};
-  for (const auto& [name, value] : constants) h5::write_attribute(g, name, value);
+  for (const auto& [name, value] : constants) g.attribute(name, value);
   if (!simulate_) return;
   const PairExponents m = pairs_->exponents();
   print_measured(m);
-  write_exponents(g, m, comm_.get());
+  write_exponents(g, m);
 }
 
 // The measured slopes (bootstrap over pairs) next to the predicted ones.

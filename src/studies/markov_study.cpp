@@ -6,12 +6,68 @@
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/core/random.hpp"
 #include "tokdyn/core/signals.hpp"
-#include "tokdyn/io/hdf5.hpp"
+#include "tokdyn/io/outputs.hpp"
+#include "tokdyn/io/run_file.hpp"
 #include "tokdyn/markov/stages.hpp"
 #include "tokdyn/run/keys.hpp"
 #include "tokdyn/spectral/top_singular.hpp"
 
 namespace tokdyn {
+
+namespace {
+
+// What /markov holds (io/outputs.hpp): declared here, beside the code that writes it.
+constexpr OutputDecl kMarkovOutputs[] = {
+    {"markov/embedding", OutputType::real, "1", "record, token, embedding_coordinate",
+     "W0 itself at each record: row i is the m-dimensional embedding of vocabulary token i (for the PCA of the embeddings)."},
+    {"markov/g_direction", OutputType::real, "1", "token",
+     "u_1(G), the unit top left singular vector of the stage-I matrix G = E[c (e_y - 1/d)^T] [d, d] (c the context's token frequencies, plus e_{x_s} with the residual); sign arbitrary."},
+    {"markov/mass", OutputType::real, "1", "record, token",
+     "Attention mass on each vocabulary token at each record, sum over the positions holding the token of the attention weight, averaged over the items."},
+    {"markov/pi", OutputType::real, "1", "token",
+     "Reference law pi over the vocabulary: the chain's stationary law (markov.pi or the stage-IV family) or, for a text, its token frequencies."},
+    {"markov/stage_I_rate", OutputType::real, "1/flow time", "estimate",
+     "Measured stage-I growth rate, the least-squares slope of ln |u_1(G)^T W0| against flow time over [t_I/4, 3 t_I/4]: value, low, high (+-1.96 standard errors); NaN when t_I is not reached or fewer than 3 records lie in the window."},
+    {"markov/sv_w0", OutputType::real, "1", "record, singular_value",
+     "Singular values of W0 [d, m] at each record, largest first."},
+    {"markov/sv_w1", OutputType::real, "1", "record, singular_value",
+     "Singular values of W1 [m, d] at each record, largest first."},
+    {"markov/sv_wk", OutputType::real, "1", "record, singular_value",
+     "Singular values of WK [m, m_k] at each record, largest first."},
+    {"markov/sv_wq", OutputType::real, "1", "record, singular_value",
+     "Singular values of WQ [m, m_k] at each record, largest first."},
+    {"markov/w0_row_norms", OutputType::real, "1", "record, token",
+     "Euclidean norm of each row of W0 (the embedding of each vocabulary token) at each record."},
+    {"markov@evaluations", OutputType::integer, "count", "",
+     "Gradient evaluations of the loss over the whole flow, t = 0 to flow.time (the last record's diagnostics/evaluations)."},
+    {"markov@final_loss", OutputType::real, "nats", "",
+     "Loss at the last record, t = flow.time (the last diagnostics/loss)."},
+    {"markov@items", OutputType::integer, "count", "",
+     "Items the loss averages over, on all ranks: the (last token, counts) states of the exact law (markov.loss = population), the markov.N sampled sequences (sample) or the text's windows of markov.s + 1 tokens every markov.stride (markov.data = text)."},
+    {"markov@sigma_1", OutputType::real, "1/flow time", "",
+     "sigma_1 = |pi| |pi - 1/d| (Euclidean norms, pi of markov/pi): the limit of sigma* for long sequences."},
+    {"markov@sigma_star", OutputType::real, "1/flow time", "",
+     "sigma*, the top singular value of the stage-I matrix G = E[c (e_y - 1/d)^T] (see g_direction), by Lanczos: the rate at which W0 and W1 grow while the attention is uniform."},
+    {"markov@stage_criteria", OutputType::text, "", "",
+     "The criteria that define t_I, t_II, t_III, t_IV and stage_I_rate, in words."},
+    {"markov@steps", OutputType::integer, "steps", "",
+     "Integrator steps over the whole flow (flow.method = rk: accepted Runge-Kutta steps; gd: gradient-descent steps), the last record's diagnostics/steps."},
+    {"markov@t_I", OutputType::real, "flow time", "",
+     "Condensation onset t_I: the first flow time the loss is 0.1 below ln d (linear between records); NaN when not reached."},
+    {"markov@t_II", OutputType::real, "flow time", "",
+     "Focus onset t_II: the time of the first record from t_I on at which the attention mass on the most probable token of pi (markov/mass) exceeds its value at t = 0 by 0.01; NaN when not reached."},
+    {"markov@t_III", OutputType::real, "flow time", "",
+     "Dilution onset t_III: the time of the running maximum from t_II on of the mass of t_II, taken at the first record where the mass is 0.01 below it while |WQ|_F is above its value there; NaN when not reached."},
+    {"markov@t_IV", OutputType::real, "flow time", "",
+     "New-direction onset t_IV: the time of the first record from t_I on at which sigma_2(W0) >= 0.1 sigma_1(W0), after a record with sigma_2(W0) below it (W0 of rank one); NaN when not reached."},
+    {"markov@t_I_predicted", OutputType::real, "flow time", "",
+     "Predicted condensation time ln(1/(eps^2 m)) / (2 sigma*), eps = model.eps, m = model.m."},
+    {"markov@vocabulary", OutputType::text, "", "",
+     "markov.data = text: the vocabulary, each token (a character, or a byte with markov.tokenizer = bytes) followed by a newline, in token order (the byte order of the symbols)."},
+};
+const DeclaredOutputs kMarkovDeclared("markov", kMarkovOutputs);
+
+}  // namespace
 
 DeckSchema MarkovStudy::schema() {
   DeckSchema s;
@@ -145,16 +201,16 @@ class MarkovRun : public RunState {
   }
 
   void begin(RunFile& file) override {
-    const hid_t g = file.study_group("markov");
-    h5::write_vector(g, "pi", pi_, comm_.get());
-    h5::write_vector(g, "g_direction", g_direction_, comm_.get());
-    h5::write_attribute(g, "sigma_star", sigma_star_);
-    h5::write_attribute(g, "sigma_1", sigma_1_);
-    h5::write_attribute(g, "t_I_predicted", t_one_);
-    h5::write_attribute(g, "items", items_.n_global);
+    RunGroup g = file.group("markov");
+    g.write("pi", pi_);
+    g.write("g_direction", g_direction_);
+    g.attribute("sigma_star", sigma_star_);
+    g.attribute("sigma_1", sigma_1_);
+    g.attribute("t_I_predicted", t_one_);
+    g.attribute("items", items_.n_global);
     std::string vocab;
     for (const std::string& v : vocabulary_) vocab += v + "\n";
-    if (!vocab.empty()) h5::write_attribute(g, "vocabulary", vocab);
+    if (!vocab.empty()) g.attribute("vocabulary", vocab);
     char line[256];
     std::snprintf(line, sizeof line,
                   "stage I: sigma* = %.6f (top singular value of G), sigma_1 = |pi| |pi - 1/d| = %.6f; predicted "
@@ -198,13 +254,12 @@ class MarkovRun : public RunState {
     const std::pair<const char*, const std::vector<double>*> series[] = {
         {"mass", &o.mass}, {"sv_w0", &o.sv_w0}, {"sv_w1", &o.sv_w1}, {"sv_wq", &o.sv_wq},
         {"sv_wk", &o.sv_wk}, {"w0_row_norms", &o.row_norms}};
+    RunGroup g = file.group("markov");
     const hsize_t mine = comm_.root() ? 1 : 0;
     for (const auto& [name, v] : series)
-      h5::write_series_row(file.study_series("markov", name, H5T_IEEE_F64LE, {hsize_t(v->size())}), hsize_t(k),
-                           H5T_NATIVE_DOUBLE, v->data(), 0, mine * v->size());
+      g.write_row(name, {hsize_t(v->size())}, hsize_t(k), v->data(), 0, mine * v->size());
     const hsize_t d = p_.shape.d, m = p_.shape.m;
-    h5::write_series_row(file.study_series("markov", "embedding", H5T_IEEE_F64LE, {d, m}), hsize_t(k),
-                         H5T_NATIVE_DOUBLE, theta_.data() + p_.shape.w0(), 0, mine * d);
+    g.write_row("embedding", {d, m}, hsize_t(k), theta_.data() + p_.shape.w0(), 0, mine * d);
     char line[320];
     std::snprintf(line, sizeof line,
                   "record %lld/%lld: t = %.4g, loss %.6f, entropy %.4f, mass[0] %.4f, cos(u1(W0), pi) %.4f, |WQ| %.3g, "
@@ -271,11 +326,11 @@ class MarkovRun : public RunState {
   }
 
   void finish(RunFile& file) override {
-    const hid_t g = file.study_group("markov");
+    RunGroup g = file.group("markov");
     write_stages(g);
-    h5::write_attribute(g, "final_loss", last_loss_);
-    h5::write_attribute(g, "steps", flow_.steps());
-    h5::write_attribute(g, "evaluations", flow_.evaluations());
+    g.attribute("final_loss", last_loss_);
+    g.attribute("steps", flow_.steps());
+    g.attribute("evaluations", flow_.evaluations());
     char line[256];
     std::snprintf(line, sizeof line, "flow to t = %.6g: loss %.8f, %lld steps, %lld gradient evaluations",
                   flow_.time(), last_loss_, static_cast<long long>(flow_.steps()),
@@ -309,13 +364,13 @@ class MarkovRun : public RunState {
   }
 
   // The onsets by the written criteria, next to the stage-I prediction.
-  void write_stages(hid_t g) const {
+  void write_stages(RunGroup& g) const {
     const StageOnsets s = detect_stages(series_, std::log(static_cast<double>(p_.shape.d)));
     const std::pair<const char*, double> onsets[] = {{"t_I", s.condensation}, {"t_II", s.focus},
                                                      {"t_III", s.dilution},   {"t_IV", s.new_direction}};
-    for (const auto& [name, v] : onsets) h5::write_attribute(g, name, v);
-    h5::write_vector(g, "stage_I_rate", {s.rate.value, s.rate.low, s.rate.high}, comm_.get());
-    h5::write_attribute(g, "stage_criteria", std::string(kStageCriteria));
+    for (const auto& [name, v] : onsets) g.attribute(name, v);
+    g.write("stage_I_rate", {s.rate.value, s.rate.low, s.rate.high});
+    g.attribute("stage_criteria", std::string(kStageCriteria));
     auto when = [](double t) {
       char b[32];
       std::snprintf(b, sizeof b, "%.4g", t);

@@ -9,9 +9,10 @@
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/core/random.hpp"
 #include "tokdyn/diagnostics/fit.hpp"
-#include "tokdyn/io/hdf5.hpp"
+#include "tokdyn/io/outputs.hpp"
 #include "tokdyn/io/run_file.hpp"
 #include "tokdyn/io/token_file.hpp"
+#include "tokdyn/io/vector_file.hpp"
 #include "tokdyn/power/alignment.hpp"
 #include "tokdyn/power/steering.hpp"
 #include "tokdyn/run/keys.hpp"
@@ -24,19 +25,142 @@
 namespace tokdyn {
 namespace {
 
+// What /power holds (io/outputs.hpp): declared here, beside the code that writes it.
+constexpr OutputDecl kPowerOutputs[] = {
+    {"power/angle", OutputType::real, "radians", "row",
+     "arg lambda_1 in (-pi, pi], the rotation per layer on S for a complex pair; NaN when lambda_1 is real."},
+    {"power/basis_first", OutputType::real, "1", "basis_vector, coordinate",
+     "Orthonormal basis (two rows) of the plane of the first layer's v_1, v_2 (S itself for a complex pair; v_2 the "
+     "real part of a complex second eigenvector)."},
+    {"power/basis_last", OutputType::real, "1", "basis_vector, coordinate",
+     "Orthonormal basis (two rows) of the plane of the last layer's v_1, v_2 (S itself for a complex pair; v_2 the "
+     "real part of a complex second eigenvector)."},
+    {"power/gamma_in_mean", OutputType::real, "1", "row",
+     "Mean over tokens of the alignment of the layer's input x_i(t) with the same v_{1,t} (or plane S)."},
+    {"power/gamma_mean", OutputType::real, "1", "row",
+     "Mean over tokens of the alignment gamma_i = |<x_i(t+1), v_{1,t}>| / |x_i| (|P_S x_i| / |x_i| for a complex "
+     "pair, S = span(Re v_1, Im v_1)) after the layer."},
+    {"power/gamma_median", OutputType::real, "1", "row",
+     "Median over tokens of the alignment gamma_i after the layer (as gamma_mean)."},
+    {"power/gamma_q1", OutputType::real, "1", "row",
+     "First quartile over tokens of the alignment gamma_i after the layer (linear interpolation between order "
+     "statistics)."},
+    {"power/gamma_q3", OutputType::real, "1", "row",
+     "Third quartile over tokens of the alignment gamma_i after the layer (linear interpolation between order "
+     "statistics)."},
+    {"power/gap", OutputType::real, "1", "row",
+     "Spectral gap of the layer's acting matrix, 1 - |lambda_2|/|lambda_1| (1 - |lambda_3|/|lambda_1| for a complex "
+     "pair)."},
+    {"power/lambda1_abs", OutputType::real, "1", "row",
+     "Modulus |lambda_1| of the leading eigenvalue of the layer's acting matrix."},
+    {"power/lambda1_im", OutputType::real, "1", "row",
+     "Imaginary part of lambda_1 of the layer's acting matrix (positive for a complex pair, 0 when real)."},
+    {"power/lambda1_re", OutputType::real, "1", "row",
+     "Real part of the leading eigenvalue lambda_1 of the layer's acting matrix (F_t, or I + F_t with "
+     "power.residual)."},
+    {"power/lambda2_abs", OutputType::real, "1", "row",
+     "Modulus of the first eigenvalue outside the leading one: |lambda_2| for a real lambda_1, |lambda_3| for a "
+     "complex pair."},
+    {"power/layer", OutputType::integer, "layers", "row",
+     "Layer count t + 1 of each row: row t holds the statistics of layer t (0-based), which maps the tokens x(t) to "
+     "x(t+1), against that layer's leading eigenvector v_{1,t}."},
+    {"power/pair", OutputType::integer, "1", "row",
+     "1 when lambda_1 of the layer's acting matrix (F_t, or I + F_t with power.residual) is a complex pair, else 0."},
+    {"power/plane_first", OutputType::real, "1", "layer, token, plane_coordinate",
+     "Coordinates (<x_i, e_1>, <x_i, e_2>) of every token in the orthonormal basis basis_first (the plane of the "
+     "first layer's v_1, v_2) after 0..L layers."},
+    {"power/plane_last", OutputType::real, "1", "layer, token, plane_coordinate",
+     "Coordinates (<x_i, e_1>, <x_i, e_2>) of every token in the orthonormal basis basis_last (the plane of the last "
+     "layer's v_1, v_2) after 0..L layers."},
+    {"power/rho", OutputType::real, "1", "row",
+     "Fraction of tokens whose alignment with v_{1,t} grows through the layer (decided on the sines: misalignment of "
+     "x_i(t+1) below that of x_i(t))."},
+    {"power/rotation", OutputType::real, "radians", "row",
+     "Complex pair: mean over tokens of the phase advance arg(z_i(t+1)/z_i(t)) in (-pi, pi] in the eigen-coordinates "
+     "of S; NaN when lambda_1 is real."},
+    {"power/sin_mean", OutputType::real, "1", "row",
+     "Mean over tokens of the misalignment after the layer, |x_i - P x_i| / |x_i| (the sine of the angle to "
+     "span(v_1) or S)."},
+    {"power@N", OutputType::integer, "1", "",
+     "Number of tokens N (power.N, or the rows of power.token_file, or the count of power.token_ids)."},
+    {"power@attention", OutputType::text, "", "", "Attention style of the layers, A^h (power.attention)."},
+    {"power@baseline", OutputType::real, "1", "",
+     "Alignment of a random direction with a line, sqrt(2 / (pi d)) ~ E|<x, v>| for x uniform on S^{d-1} (large d): "
+     "gamma of tokens unrelated to v_1."},
+    {"power@baseline_plane", OutputType::real, "1", "",
+     "Alignment of a random direction with a plane, sqrt(pi / (2 d)) ~ E|P_S x| for x uniform on S^{d-1}: the "
+     "baseline of gamma for a complex pair."},
+    {"power@causal", OutputType::integer, "1", "", "1 when attention masks j > i (power.causal), else 0."},
+    {"power@circulating_layers", OutputType::integer, "layers", "",
+     "Consecutive layers, up to the last, in which every token lay within angle tol of the plane of the last layer's "
+     "v_1, v_2 and moved (final state limit_cycle when >= power.window)."},
+    {"power@d", OutputType::integer, "1", "", "Model width d."},
+    {"power@error_ratio", OutputType::real, "1", "",
+     "Fitted per-layer decay of the misalignment: exp of the least-squares slope of log sin_mean against the layer "
+     "over the later half of the layers with sin_mean > 1e-12 (NaN with fewer than 3)."},
+    {"power@error_ratio_closed_form", OutputType::real, "1", "",
+     "Closed form of error_ratio from the last layer's acting matrix: |lambda_2|/|lambda_1| (|lambda_3|/|lambda_1| "
+     "for a complex pair); NaN when |lambda_1| = 0."},
+    {"power@residual", OutputType::integer, "1", "",
+     "1 when the layer adds the residual x_i (power.residual, r = 1: the acting matrix is I + F_t), else 0."},
+    {"power@rho_mean", OutputType::real, "1", "", "Mean of rho over the L layers."},
+    {"power@shared", OutputType::integer, "1", "",
+     "1 when one set of weights serves every layer (ALBERT, synthetic.shared = true), else 0."},
+    {"power@state", OutputType::text, "", "",
+     "Final state of the tokens (doc/science.md section 7.4): consensus, bipartite, limit_cycle or none."},
+    {"power@tol", OutputType::real, "radians", "",
+     "Tolerance tol of the final-state detection (power.tol): a token moves in a layer when |x_i(t+1) - x_i(t)| > "
+     "tol, and the final states need every token within angle tol of the mean direction (consensus), of +-m "
+     "(bipartite) or of the plane (limit_cycle)."},
+    {"power@weights", OutputType::text, "", "", "The weight source in one line: format, file, shape."},
+    {"power@window", OutputType::integer, "layers", "", "Layers W a limit cycle must persist (power.window)."},
+};
+const DeclaredOutputs kPowerDeclared("power", kPowerOutputs);
+
+// What /steer holds (written with steer.target only).
+constexpr OutputDecl kSteerOutputs[] = {
+    {"steer/alignment_mean", OutputType::real, "1", "strength",
+     "Mean over tokens of |<x_i, u>| / |x_i| after the steered layers, which start from the tokens the unsteered run "
+     "fed into them (u the unit target steer/target)."},
+    {"steer/alignment_min", OutputType::real, "1", "strength",
+     "Minimum over tokens of |<x_i, u>| / |x_i| after the steered layers."},
+    {"steer/alpha", OutputType::real, "1", "strength",
+     "Rank-1 steering amplitude alpha = c |lambda_1(F_L)| of the last steered layer, O'_L = O_L + alpha u "
+     "(pinv(V_L^T) u)^T."},
+    {"steer/eigvec_alignment", OutputType::real, "1", "strength",
+     "Alignment |<v_1(F'_L), u>| of the steered last layer's leading eigenvector with the target (|P_S u| for a "
+     "complex pair)."},
+    {"steer/gap", OutputType::real, "1", "strength",
+     "Spectral gap of F'_L, 1 - |lambda_2|/|lambda_1| (1 - |lambda_3|/|lambda_1| for a complex pair)."},
+    {"steer/lambda1_im", OutputType::real, "1", "strength",
+     "Imaginary part of the leading eigenvalue of F'_L (positive for a complex pair, 0 when real)."},
+    {"steer/lambda1_re", OutputType::real, "1", "strength",
+     "Real part of the leading eigenvalue of the steered last layer's matrix F'_L (without the residual)."},
+    {"steer/strength", OutputType::real, "1", "strength",
+     "Steering strength c of each sweep point (steer.strengths, or steer.strength)."},
+    {"steer/target", OutputType::real, "1", "coordinate",
+     "The unit steering target u (steer.target: an HDF5 dataset, a token's embedding or the axis e_K), normalised."},
+    {"steer@lambda1_abs", OutputType::real, "1", "",
+     "|lambda_1(F_L)| of the unsteered last layer (F_L itself, without the residual): alpha = c |lambda_1(F_L)|."},
+    {"steer@layers", OutputType::text, "", "", "Layers whose output matrix is steered (steer.layers): last, or all."},
+    {"steer@target_spec", OutputType::text, "", "",
+     "The steering target as given (steer.target): FILE.h5:/dataset, token:ID or axis:K."},
+    {"steer@target_v1_alignment", OutputType::real, "1", "",
+     "Alignment |<v_1(F_L), u>| of the unsteered last layer's leading eigenvector with the target (|P_S u| for a "
+     "complex pair; F_L without the residual)."},
+    {"steer@unsteered_alignment_mean", OutputType::real, "1", "",
+     "Mean over tokens of |<x_i, u>| / |x_i| after the last layer of the unsteered run."},
+    {"steer@value_rank", OutputType::integer, "1", "",
+     "Numerical rank of the last layer's V_L [D, d] (singular values below 1e-12 s_max count as zero); rank d: F'_L "
+     "= F_L + alpha u u^T exactly."},
+};
+const DeclaredOutputs kSteerDeclared("power", kSteerOutputs);
+
 // The rows [N, d] of a token file, read after checking its shape against the model width.
 std::vector<double> file_tokens(const std::string& path, const std::string& dataset, const Comm& comm, int d,
                                 Partition& partition) {
   if (path.empty()) throw InputError("power.tokens = file needs power.token_file");
-  std::vector<hsize_t> shape;
-  {
-    h5::Handle f = h5::open_input_file(path, comm.get(), "token file");
-    shape = h5::dims(h5::open_input_dataset(f, dataset, "token file", path));
-  }
-  if (shape.size() != 2 || shape[1] != hsize_t(d) || shape[0] == 0)
-    throw InputError("token file '" + path + "': dataset '" + dataset + "' must be [N, " + std::to_string(d) +
-                     "] (N tokens of the model width d = " + std::to_string(d) + ")");
-  partition = Partition(static_cast<std::int64_t>(shape[0]), comm.size());
+  partition = Partition(token_file_rows(path, dataset, comm.get(), d), comm.size());
   std::vector<double> x(partition.count(comm.rank()) * d);
   read_initial_tokens(path, dataset, comm.get(), partition, d, x.data());
   return x;
@@ -80,21 +204,6 @@ std::vector<double> initial_power_tokens(const PowerParams& p, const Comm& comm,
   return x;
 }
 
-// The d values of dataset `dataset` in the HDF5 file `path` (a steering target; `what` names it in errors).
-std::vector<double> file_target(const std::string& path, const std::string& dataset, const std::string& what,
-                                const Comm& comm, int d) {
-  h5::Handle f = h5::open_input_file(path, comm.get(), what + ": file");
-  h5::Handle data = h5::open_input_dataset(f, dataset, what + ": file", path);
-  std::size_t count = 1;
-  for (hsize_t n : h5::dims(data)) count *= n;
-  if (count != static_cast<std::size_t>(d))
-    throw InputError(what + " has " + std::to_string(count) + " entries, the model width is d = " + std::to_string(d));
-  std::vector<double> u(count);
-  const std::vector<hsize_t> shape = h5::dims(data);
-  h5::read_slab(data, H5T_NATIVE_DOUBLE, u.data(), 0, shape.empty() ? 1 : shape[0]);
-  return u;
-}
-
 // steer.target: FILE.h5:/dataset (d values), token:ID (that token's embedding) or axis:K (the coordinate vector
 // e_K, a target that needs no file). Unit length.
 std::vector<double> steering_target(const std::string& target, const Comm& comm, const WeightSource& source, int d) {
@@ -116,14 +225,9 @@ std::vector<double> steering_target(const std::string& target, const Comm& comm,
     const std::size_t colon = target.rfind(":/");
     if (colon == std::string::npos || colon == 0)
       throw InputError(what + " is none of FILE.h5:/dataset, token:ID, axis:K");
-    u = file_target(target.substr(0, colon), target.substr(colon + 1), what, comm, d);
+    u = read_vector_file(target.substr(0, colon), target.substr(colon + 1), what, comm.get(), d);
   }
   return unit_target(u, d, what);
-}
-
-void write_ints(hid_t group, const std::string& name, const std::vector<std::int64_t>& values, const Comm& comm) {
-  h5::Handle d = h5::create_dataset(group, name, H5T_STD_I64LE, {hsize_t(values.size())});
-  h5::write_slab(d, H5T_NATIVE_INT64, values.data(), 0, comm.root() ? values.size() : 0);
 }
 
 // Coordinates (<x_i, e_1>, <x_i, e_2>) of this rank's tokens in an orthonormal plane [2, d]: [n_local, 2].
@@ -295,14 +399,13 @@ class PowerRun : public RunState {
     const hsize_t n = static_cast<hsize_t>(partition_.n_global);
     const std::int64_t begin = partition_.begin(comm_.rank()), count = partition_.count(comm_.rank());
     const std::vector<double> a = plane_coordinates(lead_first_.plane, x_, d_), b = plane_coordinates(lead_last_.plane, x_, d_);
-    h5::write_series_row(file.study_series("power", "plane_first", H5T_IEEE_F64LE, {n, 2}), row, H5T_NATIVE_DOUBLE,
-                         a.data(), begin, count);
-    h5::write_series_row(file.study_series("power", "plane_last", H5T_IEEE_F64LE, {n, 2}), row, H5T_NATIVE_DOUBLE,
-                         b.data(), begin, count);
+    RunGroup g = file.group("power");
+    g.write_row("plane_first", {n, 2}, row, a.data(), begin, count);
+    g.write_row("plane_last", {n, 2}, row, b.data(), begin, count);
   }
 
   void write_final_state(RunFile& file);
-  void write_settings(hid_t g) const;
+  void write_settings(RunGroup& g) const;
   void steer(RunFile& file);
   SteeringRun steering_layers() const;
   void write_steering(RunFile& file, const SteeringRun& steer, const std::vector<SteeringPoint>& points) const;
@@ -330,25 +433,25 @@ class PowerRun : public RunState {
 // The final state, the series, the error ratio against the closed form |lambda_2| / |lambda_1|
 // (|lambda_3| for a pair) of the last layer, and the summary line.
 void PowerRun::write_final_state(RunFile& file) {
-  const hid_t g = file.study_group("power");
+  RunGroup g = file.group("power");
   const std::string final_state = detector_.classify(x_.data());
   const double error_ratio = fitted_error_ratio(series_[kSinMean]);
   const double closed_ratio = lead_last_.modulus > 0 ? lead_last_.next_modulus / lead_last_.modulus : NAN;
-  write_ints(g, "layer", index_, comm_);
-  write_ints(g, "pair", pair_, comm_);
-  for (int k = 0; k < kSeries; ++k) h5::write_vector(g, kNames[k], series_[k], comm_.get());
-  h5::write_vector(g, "basis_first", lead_first_.plane, comm_.get(), {2, hsize_t(d_)});
-  h5::write_vector(g, "basis_last", lead_last_.plane, comm_.get(), {2, hsize_t(d_)});
-  h5::write_attribute(g, "state", final_state);
+  g.write_integers("layer", index_);
+  g.write_integers("pair", pair_);
+  for (int k = 0; k < kSeries; ++k) g.write(kNames[k], series_[k]);
+  g.write("basis_first", lead_first_.plane, {2, hsize_t(d_)});
+  g.write("basis_last", lead_last_.plane, {2, hsize_t(d_)});
+  g.attribute("state", final_state);
   write_settings(g);
-  h5::write_attribute(g, "circulating_layers", detector_.circulating_layers());
-  h5::write_attribute(g, "baseline", random_alignment_baseline(d_, false));
-  h5::write_attribute(g, "baseline_plane", random_alignment_baseline(d_, true));
-  h5::write_attribute(g, "error_ratio", error_ratio);
-  h5::write_attribute(g, "error_ratio_closed_form", closed_ratio);
+  g.attribute("circulating_layers", detector_.circulating_layers());
+  g.attribute("baseline", random_alignment_baseline(d_, false));
+  g.attribute("baseline_plane", random_alignment_baseline(d_, true));
+  g.attribute("error_ratio", error_ratio);
+  g.attribute("error_ratio_closed_form", closed_ratio);
   double rho_avg = 0;
   for (double r : series_[kRho]) rho_avg += r / layers_;
-  h5::write_attribute(g, "rho_mean", rho_avg);
+  g.attribute("rho_mean", rho_avg);
   char line[400];
   std::snprintf(line, sizeof line,
                 "final state: %s; gamma %.6f (baseline %.4f); mean rho %.4f; error ratio per layer %.6f "
@@ -359,16 +462,16 @@ void PowerRun::write_final_state(RunFile& file) {
 }
 
 // What the run was: the layer, the source, the tokens, the detector's settings.
-void PowerRun::write_settings(hid_t g) const {
-  h5::write_attribute(g, "attention", p_.layer.attention);
-  h5::write_attribute(g, "causal", std::int64_t(p_.layer.causal));
-  h5::write_attribute(g, "residual", std::int64_t(p_.layer.residual));
-  h5::write_attribute(g, "shared", std::int64_t(shared_));
-  h5::write_attribute(g, "weights", source_.describe());
-  h5::write_attribute(g, "N", partition_.n_global);
-  h5::write_attribute(g, "d", std::int64_t(d_));
-  h5::write_attribute(g, "tol", p_.tol);
-  h5::write_attribute(g, "window", p_.window);
+void PowerRun::write_settings(RunGroup& g) const {
+  g.attribute("attention", p_.layer.attention);
+  g.attribute("causal", std::int64_t(p_.layer.causal));
+  g.attribute("residual", std::int64_t(p_.layer.residual));
+  g.attribute("shared", std::int64_t(shared_));
+  g.attribute("weights", source_.describe());
+  g.attribute("N", partition_.n_global);
+  g.attribute("d", std::int64_t(d_));
+  g.attribute("tol", p_.tol);
+  g.attribute("window", p_.window);
 }
 
 // The steered layers with |lambda_1(F_t)| of each: alpha_t is a multiple of it, of F_t itself (not I + F_t).
@@ -406,7 +509,7 @@ void PowerRun::steer(RunFile& file) {
 
 // /steer: a value per sweep point, the target, and how the unsteered run and v_1 of the last layer align with it.
 void PowerRun::write_steering(RunFile& file, const SteeringRun& steer, const std::vector<SteeringPoint>& points) const {
-  const hid_t sg = file.study_group("steer");
+  RunGroup sg = file.group("steer");
   std::vector<double> c, alpha, mean, least, re, im, sgap, eig;
   for (const SteeringPoint& p : points) {
     c.push_back(p.strength), alpha.push_back(p.alpha), mean.push_back(p.alignment.mean);
@@ -416,15 +519,15 @@ void PowerRun::write_steering(RunFile& file, const SteeringRun& steer, const std
   const std::pair<const char*, const std::vector<double>*> steer_series[] = {
       {"strength", &c},     {"alpha", &alpha},     {"alignment_mean", &mean}, {"alignment_min", &least},
       {"lambda1_re", &re}, {"lambda1_im", &im},   {"gap", &sgap},            {"eigvec_alignment", &eig}};
-  for (const auto& [name, values] : steer_series) h5::write_vector(sg, name, *values, comm_.get());
-  h5::write_vector(sg, "target", u_, comm_.get());
-  h5::write_attribute(sg, "target_spec", p_.target);
-  h5::write_attribute(sg, "lambda1_abs", steer.lambda1_modulus.back());
-  h5::write_attribute(sg, "layers", p_.steer_layers);
-  h5::write_attribute(sg, "value_rank", std::int64_t(points.empty() ? 0 : points[0].value_rank));
+  for (const auto& [name, values] : steer_series) sg.write(name, *values);
+  sg.write("target", u_);
+  sg.attribute("target_spec", p_.target);
+  sg.attribute("lambda1_abs", steer.lambda1_modulus.back());
+  sg.attribute("layers", p_.steer_layers);
+  sg.attribute("value_rank", std::int64_t(points.empty() ? 0 : points[0].value_rank));
   const TargetAlignment unsteered = target_alignment(comm_.get(), partition_, x_.data(), u_);
-  h5::write_attribute(sg, "unsteered_alignment_mean", unsteered.mean);
-  h5::write_attribute(sg, "target_v1_alignment", alignment(model_.lead(layers_ - 1, nullptr, false), u_.data()));
+  sg.attribute("unsteered_alignment_mean", unsteered.mean);
+  sg.attribute("target_v1_alignment", alignment(model_.lead(layers_ - 1, nullptr, false), u_.data()));
 }
 
 DeckSchema PowerStudy::schema() {

@@ -9,7 +9,7 @@
 
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/core/progress.hpp"
-#include "tokdyn/io/hdf5.hpp"
+#include "tokdyn/io/outputs.hpp"
 #include "tokdyn/io/run_file.hpp"
 #include "tokdyn/run/keys.hpp"
 #include "tokdyn/studies/keys.hpp"
@@ -19,6 +19,85 @@ namespace tokdyn {
 namespace {
 
 constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+
+// What /spectrum holds (io/outputs.hpp): declared here, beside the code that writes it.
+constexpr OutputDecl kSpectrumOutputs[] = {
+    {"spectrum/build_seconds", OutputType::real, "seconds", "row",
+     "Wall-clock time on rank 0 spent building the row's operator or distributed matrix F before the solve (a timing: "
+     "differs between runs)."},
+    {"spectrum/complex_leading", OutputType::integer, "1", "row",
+     "1 when the leading eigenvalue lambda_1 has a nonzero imaginary part (a complex pair), else 0."},
+    {"spectrum/converged", OutputType::integer, "count", "row",
+     "Number of eigenvalues kept for the row (converged, a complex pair counting 2), at most nev."},
+    {"spectrum/eigenvalues_im", OutputType::real, "1", "row, eigenpair",
+     "Imaginary parts of the leading eigenvalues, in the order of eigenvalues_re; NaN beyond the converged count."},
+    {"spectrum/eigenvalues_re", OutputType::real, "1", "row, eigenpair",
+     "Real parts of the leading eigenvalues of the solved matrix, in the order of spectrum.which, a complex pair as "
+     "consecutive entries (positive imaginary part first); NaN beyond the converged count."},
+    {"spectrum/gap", OutputType::real, "1", "row",
+     "Spectral gap of the solved matrix, 1 - |lambda_2|/|lambda_1|, or 1 - |lambda_3|/|lambda_1| when lambda_1, "
+     "lambda_2 are a complex pair; NaN when too few eigenvalues converged."},
+    {"spectrum/iterations", OutputType::integer, "count", "row",
+     "Eigensolver restarts (iterations) of the row's solve; 0 for LAPACK."},
+    {"spectrum/layer", OutputType::integer, "layers", "row",
+     "0-based index of the model layer t whose matrix F_t = O_t V_t (or I + F_t with spectrum.residual) the row solves "
+     "(spectrum.layers; one row for shared weights)."},
+    {"spectrum/left_residual", OutputType::real, "1", "row, eigenpair",
+     "spectrum.left: relative residual norm of each left eigenvector u (u^H A = lambda u^H), defined as residual; NaN "
+     "beyond the converged count."},
+    {"spectrum/left_vectors", OutputType::real, "1", "row, eigenpair, coordinate",
+     "spectrum.left and spectrum.vectors: left eigenvectors u (u^H A = lambda u^H) paired with the right ones by "
+     "eigenvalue, in the layout of vectors; NaN rows beyond the converged count."},
+    {"spectrum/plane", OutputType::real, "1", "row, basis_vector, coordinate",
+     "Orthonormal basis (two rows) of the real plane span(Re v_1, Im v_1) of a complex leading pair; NaN when lambda_1 "
+     "is real."},
+    {"spectrum/residual", OutputType::real, "1", "row, eigenpair",
+     "Relative residual norm of each right eigenpair as the residual_definition attribute says (Krylov-Schur: |A v - "
+     "lambda v| / |lambda v|; LAPACK: |A v - lambda v| / (|A|_F |v|)); NaN beyond the converged count."},
+    {"spectrum/seconds", OutputType::real, "seconds", "row",
+     "Wall-clock time of the row's solve on rank 0, building the operator or matrix included (a timing: differs "
+     "between runs)."},
+    {"spectrum/vectors", OutputType::real, "1", "row, eigenpair, coordinate",
+     "spectrum.vectors: right eigenvectors of the leading eigenvalues, unit 2-norm with the component of largest "
+     "modulus real and positive, a complex pair as the rows Re v, Im v; NaN rows beyond the converged count."},
+    {"spectrum/build_seconds@timing", OutputType::integer, "1", "",
+     "1: the dataset is a timing (wall-clock seconds), one of the only values two runs of one deck do not share."},
+    {"spectrum/seconds@timing", OutputType::integer, "1", "",
+     "1: the dataset is a timing (wall-clock seconds), one of the only values two runs of one deck do not share."},
+    {"spectrum@d", OutputType::integer, "1", "", "Model width d of the weight source: each layer matrix F_t is d x d."},
+    {"spectrum@eps_type", OutputType::text, "", "",
+     "Method of the solves: the SLEPc EPS type that ran (krylovschur unless -eps_type names another), or lapack "
+     "(dgeev)."},
+    {"spectrum@layers_total", OutputType::integer, "layers", "",
+     "Layers of the weight source (weights.layers, or all it has), among which spectrum.layers picks the solved ones."},
+    {"spectrum@nev", OutputType::integer, "count", "",
+     "Eigenpairs requested per layer, the length of the eigenpair axis: spectrum.nev, or SLEPc's value after -eps_nev "
+     "(a complex pair counts 2)."},
+    {"spectrum@operator", OutputType::text, "", "",
+     "What the eigensolver multiplied by: shell (x -> O (V x), F never formed) or dense (the row-distributed matrix "
+     "F); spectrum.operator, always dense with lapack."},
+    {"spectrum@residual", OutputType::integer, "1", "",
+     "1 when the solved matrix is I + F_t, the residual layer (spectrum.residual: eigenvalues 1 + lambda), else 0 "
+     "(F_t)."},
+    {"spectrum@residual_definition", OutputType::text, "", "",
+     "The relative residual norm of residual and left_residual, as a formula: '|A v - lambda v| / |lambda v| (SLEPc "
+     "EPS_ERROR_RELATIVE)' (Krylov-Schur) or '|A v - lambda v| / (|A|_F |v|) (dense_residual)' (lapack)."},
+    {"spectrum@shared", OutputType::integer, "1", "",
+     "1 when the weight source has one set of weights for every layer (ALBERT, synthetic.shared): one row stands for "
+     "all layers; else 0."},
+    {"spectrum@solver", OutputType::text, "", "",
+     "Eigensolver of the run: krylovschur (SLEPc) or lapack (dgeev of F gathered on rank 0); spectrum.solver with auto "
+     "resolved (lapack for d <= spectrum.dense_max)."},
+    {"spectrum@source", OutputType::text, "", "",
+     "The weight source as one line: format and file (synthetic: kind and spectrum parameters), d, heads, layers and "
+     "whether they are shared."},
+    {"spectrum@tol", OutputType::real, "1", "",
+     "Relative residual tolerance of the Krylov-Schur solves, |F v - lambda v| / |lambda| (spectrum.tol); lapack does "
+     "not use it."},
+    {"spectrum@which", OutputType::text, "", "",
+     "End of the spectrum solved (spectrum.which): largest-magnitude (largest |lambda|) or largest-real."},
+};
+const DeclaredOutputs kSpectrumDeclared("spectrum", kSpectrumOutputs);
 
 // spectrum.layers: "all", or 0-based indices separated by commas. A shared source has one matrix: its
 // first listed layer stands for all.
@@ -55,24 +134,17 @@ struct SpectrumFile {
   int nev = 0, d = 0;
   bool vectors = false, left = false;
 
-  hid_t series(RunFile& file, const char* name, hid_t type, const std::vector<hsize_t>& row) const {
-    return file.study_series("spectrum", name, type, row);
-  }
-
   // Collective: row `row` from r (every rank holds the same values; each its entries of the vectors).
   void write(RunFile& file, hsize_t row, std::int64_t t, const EigenResult& r, double total, double build, bool root,
              const Partition& rows, int rank) const {
+    RunGroup g = file.group("spectrum");
     const hsize_t one = root ? 1 : 0, many = root ? static_cast<hsize_t>(nev) : 0, k = static_cast<hsize_t>(nev),
                   n = static_cast<hsize_t>(d);
-    auto scalar_i = [&](const char* name, std::int64_t v) {
-      h5::write_series_row(series(file, name, H5T_STD_I64LE, {}), row, H5T_NATIVE_INT64, &v, 0, one);
-    };
-    auto scalar_d = [&](const char* name, double v) {
-      h5::write_series_row(series(file, name, H5T_IEEE_F64LE, {}), row, H5T_NATIVE_DOUBLE, &v, 0, one);
-    };
+    auto scalar_i = [&](const char* name, std::int64_t v) { g.write_row(name, {}, row, &v, 0, one); };
+    auto scalar_d = [&](const char* name, double v) { g.write_row(name, {}, row, &v, 0, one); };
     auto values = [&](const char* name, const std::vector<double>& v) {
       const std::vector<double> p = padded(v, nev, 1);
-      h5::write_series_row(series(file, name, H5T_IEEE_F64LE, {k}), row, H5T_NATIVE_DOUBLE, p.data(), 0, many);
+      g.write_row(name, {k}, row, p.data(), 0, many);
     };
     scalar_i("layer", t);
     values("eigenvalues_re", r.re);
@@ -86,17 +158,13 @@ struct SpectrumFile {
     scalar_d("build_seconds", build);
     scalar_i("iterations", r.iterations);
     const std::int64_t begin = rows.begin(rank), count = rows.count(rank);
-    h5::write_series_columns(series(file, "plane", H5T_IEEE_F64LE, {2, n}), row, 2,
-                             (r.plane.empty() ? padded({}, 2, count) : r.plane).data(), begin, count);
-    if (vectors)
-      h5::write_series_columns(series(file, "vectors", H5T_IEEE_F64LE, {k, n}), row, k,
-                               padded(r.right, nev, count).data(), begin, count);
-    if (vectors && left)
-      h5::write_series_columns(series(file, "left_vectors", H5T_IEEE_F64LE, {k, n}), row, k,
-                               padded(r.left, nev, count).data(), begin, count);
-    if (row == 0)
-      for (const char* timing : {"seconds", "build_seconds"})
-        h5::write_attribute(series(file, timing, H5T_IEEE_F64LE, {}), "timing", std::int64_t(1));
+    g.write_columns("plane", 2, n, row, (r.plane.empty() ? padded({}, 2, count) : r.plane).data(), begin, count);
+    if (vectors) g.write_columns("vectors", k, n, row, padded(r.right, nev, count).data(), begin, count);
+    if (vectors && left) g.write_columns("left_vectors", k, n, row, padded(r.left, nev, count).data(), begin, count);
+    if (row == 0) {
+      g.attribute("seconds@timing", std::int64_t(1));
+      g.attribute("build_seconds@timing", std::int64_t(1));
+    }
   }
 };
 
@@ -175,9 +243,9 @@ void SpectrumRun::record(RunFile& file, std::size_t row) {
     out_.nev = r_.nev;
     out_.vectors = p_.eigen.vectors;
     out_.left = p_.eigen.left;
-    const hid_t g = file.study_group("spectrum");
-    h5::write_attribute(g, "eps_type", r_.method);
-    h5::write_attribute(g, "residual_definition", r_.residual_definition);
+    RunGroup g = file.group("spectrum");
+    g.attribute("eps_type", r_.method);
+    g.attribute("residual_definition", r_.residual_definition);
   }
   out_.write(file, row, t, r_, times_[0], times_[1], comm_.root(), rows_, comm_.rank());
   double worst = 0;
@@ -196,20 +264,21 @@ void SpectrumRun::record(RunFile& file, std::size_t row) {
   comm_.print(line);
 }
 
-// What the run was: solver, operator, settings, source. nev from the series (-eps_nev may have changed it).
+// What the run was: solver, operator, settings, source. nev is the series' (the first solve of this process fixed
+// it, -eps_nev may have changed the deck's; a continued run solves at least one layer, checkpoints coming before
+// the last step).
 void SpectrumRun::finish(RunFile& file) {
-  const hid_t g = file.study_group("spectrum");
-  h5::write_attribute(g, "solver", solver_);
-  h5::write_attribute(g, "operator", solver_ == "lapack" ? std::string("dense") : p_.op);
-  h5::write_attribute(g, "which", which_name(p_.eigen.which));
-  h5::write_attribute(g, "nev", static_cast<std::int64_t>(
-                                    h5::dims(file.study_series("spectrum", "eigenvalues_re", H5T_IEEE_F64LE, {1}))[1]));
-  h5::write_attribute(g, "d", static_cast<std::int64_t>(source_.d()));
-  h5::write_attribute(g, "residual", static_cast<std::int64_t>(p_.eigen.residual));
-  h5::write_attribute(g, "tol", p_.eigen.tol);
-  h5::write_attribute(g, "shared", static_cast<std::int64_t>(source_.shared()));
-  h5::write_attribute(g, "layers_total", source_.layers());
-  h5::write_attribute(g, "source", source_.describe());
+  RunGroup g = file.group("spectrum");
+  g.attribute("solver", solver_);
+  g.attribute("operator", solver_ == "lapack" ? std::string("dense") : p_.op);
+  g.attribute("which", which_name(p_.eigen.which));
+  g.attribute("nev", static_cast<std::int64_t>(out_.nev));
+  g.attribute("d", static_cast<std::int64_t>(source_.d()));
+  g.attribute("residual", static_cast<std::int64_t>(p_.eigen.residual));
+  g.attribute("tol", p_.eigen.tol);
+  g.attribute("shared", static_cast<std::int64_t>(source_.shared()));
+  g.attribute("layers_total", source_.layers());
+  g.attribute("source", source_.describe());
 }
 
 DeckSchema SpectrumStudy::schema() {

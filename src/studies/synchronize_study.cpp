@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "tokdyn/core/error.hpp"
+#include "tokdyn/io/outputs.hpp"
 #include "tokdyn/io/run_file.hpp"
 #include "tokdyn/run/keys.hpp"
 #include "tokdyn/studies/keys.hpp"
@@ -12,6 +13,73 @@
 
 namespace tokdyn {
 namespace {
+
+// What /synchronization holds (io/outputs.hpp): declared here, beside the code that writes it.
+constexpr OutputDecl kSynchronizeOutputs[] = {
+    {"synchronization/aligned_fraction", OutputType::real, "1", "replica",
+     "Each replica's fraction of the N(N-1)/2 pairs i < j with cosine above synchronize.cluster_cosine after the last "
+     "layer (pairs in one cluster)."},
+    {"synchronization/antipodal_fraction", OutputType::real, "1", "replica",
+     "Each replica's fraction of the N(N-1)/2 pairs i < j with cosine below minus synchronize.cluster_cosine after the "
+     "last layer (pairs in antipodal clusters)."},
+    {"synchronization/bound", OutputType::real, "1", "row",
+     "The bound of Thm 1.4, exp(lambdabar' t) E[E_beta(0)], at each recorded time (lambdabar' the lambdabar_prime "
+     "attribute)."},
+    {"synchronization/decay_rate", OutputType::real, "1/model time", "estimate",
+     "Least-squares slope of log E[E_beta(t)] against t over t >= synchronize.fit_start: value, then the low and high "
+     "ends of its 95% bootstrap interval over replicas."},
+    {"synchronization/energy", OutputType::real, "1", "replica, row",
+     "Interaction energy E_beta = (1/(2N^2)) sum_ij (e^beta - e^{beta <x_i, x_j>}) of each replica's tokens at each "
+     "recorded layer (exact, all pairs)."},
+    {"synchronization/initial_energy", OutputType::real, "1", "replica",
+     "E_beta(0) of each replica, the initial tokens' interaction energy."},
+    {"synchronization/layer", OutputType::real, "layers", "row",
+     "Recorded layers l (every diagnostics.every layers and the last, 0 the initial tokens), as real numbers."},
+    {"synchronization/mean_energy", OutputType::real, "1", "row",
+     "E[E_beta(t)], the mean over replicas of the interaction energy at each recorded layer."},
+    {"synchronization/min_cosine", OutputType::real, "1", "replica",
+     "Each replica's minimum pairwise cosine <x_i, x_j>, i != j, after the last layer."},
+    {"synchronization/replicas", OutputType::real, "1", "replica",
+     "Replica id of each replica (synchronize.first_replica + r), which keys its random streams."},
+    {"synchronization/standard_error", OutputType::real, "1", "row",
+     "Standard error of mean_energy over replicas, the sample standard deviation over sqrt(R)."},
+    {"synchronization/time", OutputType::real, "model time t", "row",
+     "Model time t = l T/L of each recorded layer."},
+    {"synchronization@argmin_u", OutputType::real, "1", "",
+     "Where F(u) of Thm 1.4 attains its infimum over [-1, 1) (grid of 4001 points, then golden-section search); 1 when "
+     "the limit F(1-) = -lambdabar wins."},
+    {"synchronization@beta", OutputType::real, "1", "",
+     "Inverse temperature beta of the interaction energy E_beta and of F(u) (attention.beta)."},
+    {"synchronization@cluster_cosine", OutputType::real, "1", "",
+     "Threshold c of the cluster fractions (synchronize.cluster_cosine): a pair is in one cluster when its cosine is "
+     "above c, in antipodal clusters when below -c."},
+    {"synchronization@fit_start", OutputType::real, "model time t", "",
+     "First time of the decay_rate fit (synchronize.fit_start): the recorded times t >= fit_start are fitted."},
+    {"synchronization@kappa1", OutputType::real, "1/model time", "",
+     "kappa(1) = E[sigma(V)^2] + sigma_W^2 of the MLP's covariance kernel: the variance of each coordinate of the "
+     "field G at a point (doc/science.md section 2)."},
+    {"synchronization@kappa_prime1", OutputType::real, "1/model time", "",
+     "kappa'(1) = (1/d) E[sigma'(V)^2], the kernel's derivative at u = 1: the decorrelation between nearby points."},
+    {"synchronization@lambda1", OutputType::real, "1/model time", "",
+     "lambda_1 = ((d-3)/2) kappa'(1) - ((d-1)/2) kappa(1), the predicted slope of E log|X_t - Y_t| of two nearby "
+     "tokens (Prop 1.5)."},
+    {"synchronization@lambdabar", OutputType::real, "1/model time", "",
+     "lambdabar = (d-1) kappa'(1) - (d-3) kappa(1), the predicted slope of log E|X_t - Y_t|^2 of two nearby tokens; "
+     "Thm 1.4 assumes lambdabar < 0."},
+    {"synchronization@lambdabar_prime", OutputType::real, "1/model time", "",
+     "lambdabar' = -inf_{u in [-1, 1)} F(u), the rate of the bound exp(lambdabar' t) E[E_beta(0)] of Thm 1.4 (at least "
+     "lambdabar), an upper bound on decay_rate."},
+    {"synchronization@max_ratio_to_bound", OutputType::real, "1", "",
+     "Maximum over the recorded times of mean_energy / bound: 1 when the bound holds at every time (the ratio is 1 at "
+     "t = 0)."},
+    {"synchronization@notes", OutputType::text, "", "",
+     "Why Thm 1.4 does not apply to the deck, one sentence a line (lambdabar >= 0, an odd field, mlp.enabled = false, "
+     "attention not softmax with Q^T K = beta I, V = I and factor >= 0); empty when it applies."},
+    {"synchronization@odd_field", OutputType::integer, "1", "",
+     "1 when the field is odd (an activation odd at three test points and sigma_U = sigma_W = 0): two antipodal "
+     "clusters are expected instead of one; else 0."},
+};
+const DeclaredOutputs kSynchronizeDeclared("synchronize", kSynchronizeOutputs);
 
 // The model, its attention (weights loaded) and MLP, and the replicas, from the deck.
 SynchronizationSetup setup_from_deck(const Comm& comm, const Deck& deck) {
@@ -149,30 +217,30 @@ void SynchronizeStudy::print_clusters(const SynchronizationResult& r) const {
 void SynchronizeStudy::write(RunFile& file, const SynchronizationResult& r, const SynchronizationSummary& m) const {
   const LyapunovPrediction& p = prediction_;
   const std::size_t R = r.replicas.size(), S = r.time.size();
-  const hid_t g = file.study_group("synchronization");
+  RunGroup g = file.group("synchronization");
   const std::pair<const char*, double> constants[] = {
       {"kappa1", p.kappa1}, {"kappa_prime1", p.kappa_prime1}, {"lambda1", p.lambda1}, {"lambdabar", p.lambdabar},
       {"lambdabar_prime", p.lambdabar_prime}, {"argmin_u", p.argmin_u}, {"beta", params_.beta},
       {"cluster_cosine", params_.cluster_cosine}, {"fit_start", fit_start_}, {"max_ratio_to_bound", m.max_ratio_to_bound}};
-  for (const auto& [name, value] : constants) h5::write_attribute(g, name, value);
-  h5::write_attribute(g, "odd_field", static_cast<std::int64_t>(theorem_.odd_field));
+  for (const auto& [name, value] : constants) g.attribute(name, value);
+  g.attribute("odd_field", static_cast<std::int64_t>(theorem_.odd_field));
   std::string joined;
   for (const auto& n : theorem_.notes) joined += (joined.empty() ? "" : "\n") + n;
-  h5::write_attribute(g, "notes", joined);
+  g.attribute("notes", joined);
   std::vector<double> ids(r.replicas.begin(), r.replicas.end()), layers(r.layer.begin(), r.layer.end()), e0(R);
   for (std::size_t i = 0; i < R; ++i) e0[i] = r.energy[i * S];  // E_beta(0) of each replica
-  h5::write_vector(g, "replicas", ids, comm_.get());
-  h5::write_vector(g, "layer", layers, comm_.get());
-  h5::write_vector(g, "time", r.time, comm_.get());
-  h5::write_vector(g, "energy", r.energy, comm_.get(), {R, S});
-  h5::write_vector(g, "initial_energy", e0, comm_.get());
-  h5::write_vector(g, "mean_energy", m.mean_energy, comm_.get());
-  h5::write_vector(g, "standard_error", m.standard_error, comm_.get());
-  h5::write_vector(g, "bound", m.bound, comm_.get());
-  h5::write_vector(g, "decay_rate", {m.decay_rate.value, m.decay_rate.low, m.decay_rate.high}, comm_.get());
-  h5::write_vector(g, "aligned_fraction", r.aligned_fraction, comm_.get());
-  h5::write_vector(g, "antipodal_fraction", r.antipodal_fraction, comm_.get());
-  h5::write_vector(g, "min_cosine", r.min_cosine, comm_.get());
+  g.write("replicas", ids);
+  g.write("layer", layers);
+  g.write("time", r.time);
+  g.write("energy", r.energy, {R, S});
+  g.write("initial_energy", e0);
+  g.write("mean_energy", m.mean_energy);
+  g.write("standard_error", m.standard_error);
+  g.write("bound", m.bound);
+  g.write("decay_rate", {m.decay_rate.value, m.decay_rate.low, m.decay_rate.high});
+  g.write("aligned_fraction", r.aligned_fraction);
+  g.write("antipodal_fraction", r.antipodal_fraction);
+  g.write("min_cosine", r.min_cosine);
 }
 
 }  // namespace tokdyn

@@ -16,13 +16,59 @@
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/core/phases.hpp"
 #include "tokdyn/core/signals.hpp"
-#include "tokdyn/io/hdf5.hpp"
+#include "tokdyn/io/outputs.hpp"
+#include "tokdyn/io/run_file.hpp"
 #include "tokdyn/train/charges.hpp"
 #include "tokdyn/train/key_alignment.hpp"
 
 namespace tokdyn {
 
 namespace {
+
+// What /train holds (io/outputs.hpp): declared here, beside the code that writes it.
+constexpr OutputDecl kTrainOutputs[] = {
+    {"train/alignment", OutputType::real, "1", "head, statistic",
+     "Per head (index layer x heads + head): the mean over the vocabulary of alignment_cos, the mean and standard deviation of the same statistic for train.alignment_null random directions, and the p-value (1 + #{|m_r| >= |m|}) / (R + 1); written when bias.query_mu is nonzero."},
+    {"train/alignment_cos", OutputType::real, "1", "head, token",
+     "Key-bias alignment at the end: cos(W_K e_t, mean b_Q) of each head's key of each vocabulary token t (e_t its raw token embedding); written when bias.query_mu is nonzero."},
+    {"train/charges_qk", OutputType::real, "1", "record, head, head_row, head_column",
+     "Charge matrix L_QK [d_h, d_h] (antisymmetric; entry (p, q) is minus the charge of the rotation generator e_p e_q^T - e_q e_p^T, from W_Q, W_K and the biases c_q, c_k with their momenta) of every head, index layer x heads + head, at records 0..R."},
+    {"train/charges_vo", OutputType::real, "1", "record, head, head_row, head_column",
+     "Charge matrix L_VO [d_h, d_h] (antisymmetric, from W_V, c_v and W_O with their momenta) of every head, index layer x heads + head, at records 0..R."},
+    {"train/step_grad_norm", OutputType::real, "nats", "record, step",
+     "Euclidean norm of the minibatch gradient over all parameters at every optimizer step; row k-1 holds the train.eval_every steps that end at record k."},
+    {"train/step_loss", OutputType::real, "nats", "record, step",
+     "Minibatch loss (mean next-token cross-entropy per predicted token) of every optimizer step; row k-1 holds the train.eval_every steps that end at record k."},
+    {"train@alignment_columns", OutputType::text, "", "",
+     "The columns of train/alignment: \"mean cos, null mean, null std, p-value\"; written when bias.query_mu is nonzero."},
+    {"train@charge_drift_max", OutputType::real, "1", "",
+     "Largest charge_drift over the records: sin of the angle between the charges (L_QK, L_VO of every head) and their first value above round-off (|L| / (|P| |theta|) above 1e3 epsilons of train.precision); 0 when they never rose above it."},
+    {"train@charge_relative_max", OutputType::real, "1", "",
+     "Largest charge_relative |L| / (|P| |theta|) over the records: the charges of every head (L_QK, L_VO) against the momentum P and the parameters theta."},
+    {"train@final_train_loss_ema", OutputType::real, "nats", "",
+     "Training-loss EMA at the end (the last diagnostics/train_loss_ema)."},
+    {"train@final_val_loss", OutputType::real, "nats", "",
+     "Validation loss at the last record (the last diagnostics/val_loss)."},
+    {"train@final_val_loss_ema", OutputType::real, "nats", "",
+     "Validation-loss EMA at the end (the last diagnostics/val_loss_ema)."},
+    {"train@min_val_loss", OutputType::real, "nats", "",
+     "Lowest validation loss over the records, record 0 (before training) included."},
+    {"train@min_val_step", OutputType::real, "steps", "",
+     "Optimizer step of the first record with the lowest validation loss (min_val_loss), k train.eval_every."},
+    {"train@optimizer", OutputType::text, "", "",
+     "The optimizer, train.optimizer (ecd, ecdsep, sgdm or adamw)."},
+    {"train@parameters", OutputType::integer, "count", "",
+     "Trained parameters: the length of the flat parameter vector theta."},
+    {"train@tokens_per_second", OutputType::real, "tokens/s", "",
+     "Training throughput: tokens of the optimizer steps taken (steps x train.batch x train.context) per second of their wall time (forward, backward, all-reduce and step), over this process only (a resumed run: since the resume); NaN when it took none."},
+    {"train@train_tokens", OutputType::integer, "tokens", "",
+     "Tokens of the training part: the text (or the chain's sample path) less its last train.validation fraction."},
+    {"train@validation_tokens", OutputType::integer, "tokens", "",
+     "Tokens of the validation part: the last train.validation fraction of the text (or the chain's sample path)."},
+    {"train@vocabulary", OutputType::text, "", "",
+     "The vocabulary, each token followed by a newline, in token order: the characters (or bytes, train.tokenizer = bytes) of the text in byte order, or the chain's states 0 .. d-1 (train.data = markov)."},
+};
+const DeclaredOutputs kTrainDeclared("train", kTrainOutputs);
 
 // Charges below this many epsilons of |P| |theta| are round-off (a float run's conserved charges reach
 // ~1e2 epsilon after 1e3 steps).
@@ -61,14 +107,14 @@ class TrainRun : public RunState {
   std::string work_unit() const override { return "tokens"; }
 
   void begin(RunFile& file) override {
-    const hid_t g = file.study_group("train");
+    RunGroup g = file.group("train");
     std::string vocab;
     for (const std::string& v : vocabulary_) vocab += v + "\n";
-    h5::write_attribute(g, "vocabulary", vocab);
-    h5::write_attribute(g, "parameters", static_cast<std::int64_t>(theta_.size()));
-    h5::write_attribute(g, "optimizer", p_.optimizer->name);
-    h5::write_attribute(g, "train_tokens", static_cast<std::int64_t>(split_.train.size()));
-    h5::write_attribute(g, "validation_tokens", static_cast<std::int64_t>(split_.validation.size()));
+    g.attribute("vocabulary", vocab);
+    g.attribute("parameters", static_cast<std::int64_t>(theta_.size()));
+    g.attribute("optimizer", p_.optimizer->name);
+    g.attribute("train_tokens", static_cast<std::int64_t>(split_.train.size()));
+    g.attribute("validation_tokens", static_cast<std::int64_t>(split_.validation.size()));
     const std::size_t vectors = optimizer_->state_per_parameter();
     char line[256];
     std::snprintf(line, sizeof line,
@@ -113,6 +159,7 @@ class TrainRun : public RunState {
   }
 
   std::string observe(std::int64_t k, RunFile& file) override {
+    RunGroup g = file.group("train");
     double train = 0, grad_norm = NAN;
     if (k == 0) {
       // Before training: the loss and gradient of step 0's batch.
@@ -126,10 +173,8 @@ class TrainRun : public RunState {
       for (double v : step_loss_) train += v / static_cast<double>(step_loss_.size());
       grad_norm = step_grad_.back();
       const hsize_t mine = comm_.root() ? 1 : 0, E = static_cast<hsize_t>(p_.eval_every);
-      h5::write_series_row(file.study_series("train", "step_loss", H5T_IEEE_F64LE, {E}), hsize_t(k - 1),
-                           H5T_NATIVE_DOUBLE, step_loss_.data(), 0, mine * E);
-      h5::write_series_row(file.study_series("train", "step_grad_norm", H5T_IEEE_F64LE, {E}), hsize_t(k - 1),
-                           H5T_NATIVE_DOUBLE, step_grad_.data(), 0, mine * E);
+      g.write_row("step_loss", {E}, hsize_t(k - 1), step_loss_.data(), 0, mine * E);
+      g.write_row("step_grad_norm", {E}, hsize_t(k - 1), step_grad_.data(), 0, mine * E);
     }
     // Validation: the same sequences at every record and for every seed (evenly spaced over the part).
     const std::int64_t last = k * p_.eval_every - 1;
@@ -191,10 +236,8 @@ class TrainRun : public RunState {
                    {"charge_drift", drift}};
     file.write_diagnostics(row);
     const hsize_t mine = comm_.root() ? 1 : 0, H = heads;
-    h5::write_series_row(file.study_series("train", "charges_qk", H5T_IEEE_F64LE, {H, D, D}), hsize_t(k),
-                         H5T_NATIVE_DOUBLE, qk.data(), 0, mine * H);
-    h5::write_series_row(file.study_series("train", "charges_vo", H5T_IEEE_F64LE, {H, D, D}), hsize_t(k),
-                         H5T_NATIVE_DOUBLE, vo.data(), 0, mine * H);
+    g.write_row("charges_qk", {H, D, D}, hsize_t(k), qk.data(), 0, mine * H);
+    g.write_row("charges_vo", {H, D, D}, hsize_t(k), vo.data(), 0, mine * H);
     char line[320];
     std::snprintf(line, sizeof line,
                   "step %lld/%lld: train %.4f (EMA %.4f), validation %.4f (EMA %.4f), |g| %.3g, charges %.2e of "
@@ -249,14 +292,14 @@ class TrainRun : public RunState {
   }
 
   void finish(RunFile& file) override {
-    const hid_t g = file.study_group("train");
+    RunGroup g = file.group("train");
     const double tokens = static_cast<double>(trained_steps_ * p_.batch * p_.model.context);
     const double rate = train_seconds_ > 0 ? tokens / train_seconds_ : NAN;
     const std::pair<const char*, double> results[] = {
         {"final_val_loss", last_val_},     {"final_val_loss_ema", val_ema_}, {"min_val_loss", best_val_},
         {"min_val_step", static_cast<double>(best_step_)},  {"final_train_loss_ema", train_ema_},
         {"tokens_per_second", rate},        {"charge_relative_max", max_relative_}, {"charge_drift_max", max_drift_}};
-    for (const auto& [name, v] : results) h5::write_attribute(g, name, v);
+    for (const auto& [name, v] : results) g.attribute(name, v);
     char line[400];
     std::snprintf(line, sizeof line,
                   "validation loss: end %.4f raw, %.4f EMA (weight %g); lowest raw %.4f at step %lld; training loss "
@@ -306,7 +349,7 @@ class TrainRun : public RunState {
   }
 
   // cos(W_K e_t, mean b_Q) per head against its random-direction null.
-  void alignment(hid_t g) {
+  void alignment(RunGroup& g) {
     if (p_.alignment_direction.empty()) {
       comm_.print("key-bias alignment: not measured (bias.query_mu is zero)");
       return;
@@ -319,9 +362,9 @@ class TrainRun : public RunState {
       cos.insert(cos.end(), h.cos.begin(), h.cos.end());
       table.insert(table.end(), {h.mean_cos, h.null_mean, h.null_std, h.p_value});
     }
-    h5::write_vector(g, "alignment_cos", cos, comm_.get(), {a.size(), V});
-    h5::write_vector(g, "alignment", table, comm_.get(), {a.size(), 4});
-    h5::write_attribute(g, "alignment_columns", std::string("mean cos, null mean, null std, p-value"));
+    g.write("alignment_cos", cos, {a.size(), V});
+    g.write("alignment", table, {a.size(), 4});
+    g.attribute("alignment_columns", std::string("mean cos, null mean, null std, p-value"));
     comm_.print("key-bias alignment cos(W_K e_t, mean b_Q) over the vocabulary, against " +
                 std::to_string(p_.alignment_null) + " random directions:");
     for (std::size_t i = 0; i < a.size(); ++i) {

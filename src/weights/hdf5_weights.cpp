@@ -10,11 +10,35 @@
 #include "tokdyn/core/error.hpp"
 #include "tokdyn/core/partition.hpp"
 #include "tokdyn/io/checkpoint.hpp"
-#include "tokdyn/io/dataset_descriptions.hpp"
 #include "tokdyn/io/hdf5.hpp"
+#include "tokdyn/io/outputs.hpp"
 
 namespace tokdyn {
 namespace {
+
+// What a weight file holds (io/outputs.hpp): the datasets are described from these declarations.
+constexpr OutputDecl kWeightFileOutputs[] = {
+    {"weights/embedding", OutputType::real, "1", "token, coordinate",
+     "Token embedding [vocab, d] of the source model, row t the embedding of token id t (ALBERT: mapped to width d by its embedding_hidden_mapping_in); only when the source has one."},
+    {"weights/key", OutputType::real, "1", "layer, head_feature, coordinate",
+     "Key weights K [D, d] of each stored layer (one layer for shared weights), head h in rows [h d_h, (h+1) d_h)."},
+    {"weights/output", OutputType::real, "1", "layer, coordinate, head_feature",
+     "Output weights O [d, D] of each stored layer (one layer for shared weights), head h in columns [h d_h, (h+1) d_h); the layer matrix is F = O V."},
+    {"weights/query", OutputType::real, "1", "layer, head_feature, coordinate",
+     "Query weights Q [D, d] of each stored layer (one layer for shared weights), the heads stacked by rows: head h holds rows [h d_h, (h+1) d_h)."},
+    {"weights/value", OutputType::real, "1", "layer, head_feature, coordinate",
+     "Value weights V [D, d] of each stored layer (one layer for shared weights), head h in rows [h d_h, (h+1) d_h)."},
+    {"weights@d", OutputType::integer, "1", "", "Model width d (the token dimension)."},
+    {"weights@heads", OutputType::integer, "1", "", "Attention heads H of each layer."},
+    {"weights@head_dim", OutputType::integer, "1", "", "Width d_h of each head; the stacked head width is D = H d_h."},
+    {"weights@layers", OutputType::integer, "layers", "", "Layers stored (1 for shared weights)."},
+    {"weights@shared", OutputType::integer, "1", "", "1 when one layer's weights serve every layer, else 0."},
+    {"weights@score_scale", OutputType::real, "1", "",
+     "Factor of the attention logits <Q_h x, K_h y> of the source model: 1/sqrt(d_h) (GPT-2, BERT, ALBERT), 1 (GPT-Neo)."},
+    {"weights@source", OutputType::text, "", "", "What the weights were converted from (file, format, model)."},
+};
+const DeclaredOutputs kWeightFileDeclared("weights (tokdyn weights)", kWeightFileOutputs);
+
 
 std::string dims_text(const std::vector<hsize_t>& shape) {
   std::string s = "[";

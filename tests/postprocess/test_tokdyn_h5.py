@@ -162,6 +162,27 @@ def test_load_real_run_file():
     assert all(name in text for name in run.data)
 
 
+def test_load_group_attributes_and_axes(tmp_path):
+    """Group attributes by group; a dataset whose dimensions are not its declared axes is refused."""
+    path = tmp_path / "run.h5"
+    with h5py.File(path, "w") as f:
+        f.attrs["command"] = "markov"
+        f.attrs["status"] = "complete"
+        f.attrs["deck"] = "[markov]\nd = 3\n"
+        g = f.create_group("markov")
+        g.attrs["t_I"] = 16.5
+        g.attrs["stage_criteria"] = "rank 0.1"
+        f["markov/pi"] = np.ones(3) / 3
+        f["markov/pi"].attrs["axes"] = "token"
+    run = t.load(str(path))
+    assert run.groups["markov"] == {"t_I": 16.5, "stage_criteria": "rank 0.1"}
+    assert "markov@t_I = 16.5" in run.describe()
+    with h5py.File(path, "a") as f:
+        f["markov/pi"].attrs["axes"] = "row, token"
+    with pytest.raises(ValueError, match="markov/pi has 1 dimensions, its declaration names 2 axes"):
+        t.load(str(path))
+
+
 def test_load_older_file_and_partial(tmp_path):
     """A file without typed root attributes: parameters from the stored deck; an unfinished run refused
     unless allow_partial."""
@@ -177,5 +198,6 @@ def test_load_older_file_and_partial(tmp_path):
     assert run.params == {"model.N": 12, "model.beta": 2.5, "mlp.enabled": True, "mlp.activation": "tanh"}
     np.testing.assert_array_equal(run["/diagnostics/energy"], np.arange(3.0))
     assert "diagnostics/energy" in run and run.info["diagnostics/energy"] == {}
+    assert run.groups["diagnostics"] == {}
     with pytest.raises(ValueError, match="no such file"):
         t.load(str(tmp_path / "missing.h5"))

@@ -1,5 +1,5 @@
-// What a run records about itself: the dataset descriptions' table, the time per phase (exclusive, nested
-// scopes), the console log (lines before the file opens kept), the files beside the output.
+// What a run records about itself: the time per phase (exclusive, nested scopes), the console log (lines
+// before the file opens kept), the files beside the output.
 #include <gtest/gtest.h>
 #include <mpi.h>
 #include <unistd.h>
@@ -12,37 +12,10 @@
 
 #include "tokdyn/core/console_log.hpp"
 #include "tokdyn/core/phases.hpp"
-#include "tokdyn/io/dataset_descriptions.hpp"
 #include "tokdyn/run/paths.hpp"
 
 namespace tokdyn {
 namespace {
-
-TEST(DatasetDescriptions, ExactPathsPatternsAndUnknown) {
-  const DatasetDescription* e = find_dataset_description("diagnostics/energy");
-  ASSERT_NE(e, nullptr);
-  EXPECT_EQ(e->path, "diagnostics/energy");
-  EXPECT_EQ(e->axes, "row");
-  // A numbered family through its pattern; a prefix alone is not a match.
-  const DatasetDescription* m = find_dataset_description("diagnostics/mean_2");
-  ASSERT_NE(m, nullptr);
-  EXPECT_EQ(m->path, "diagnostics/mean_*");
-  EXPECT_EQ(find_dataset_description("diagnostics/nonexistent"), nullptr);
-  EXPECT_EQ(find_dataset_description("diagnostics/energ"), nullptr);
-  EXPECT_EQ(find_dataset_description("tokens/X")->axes, "snapshot, token, coordinate");
-}
-
-TEST(DatasetDescriptions, EveryEntryComplete) {
-  // Each of a few paths every command writes has a description, units and axes that are not empty.
-  for (const char* path : {"diagnostics/layer", "diagnostics/time", "tokens/layer", "spectrum/eigenvalues_re",
-                           "power/rho", "markov/pi", "train/charges_qk", "converge/w2", "meanfield/density"}) {
-    const DatasetDescription* d = find_dataset_description(path);
-    ASSERT_NE(d, nullptr) << path;
-    EXPECT_FALSE(d->description.empty()) << path;
-    EXPECT_FALSE(d->units.empty()) << path;
-    EXPECT_FALSE(d->axes.empty()) << path;
-  }
-}
 
 void busy(double seconds) {
   const double until = MPI_Wtime() + seconds;

@@ -95,8 +95,14 @@ class Deck {
 std::vector<std::int64_t> parse_index_list(const std::string& key, const std::string& text, const std::string& what);
 std::vector<double> parse_real_list(const std::string& key, const std::string& text, bool signed_values = false);
 
+// A deck file name: ends in .ini (so a PETSc option's value and a mistyped command can be told from it).
+bool is_deck_name(const std::string& arg);
+
 // The command a deck names in a "# command: NAME" comment line ("" when it names none, or cannot be read):
 // tokdyn refuses the deck under another command.
 std::string deck_declared_command(const std::string& path);
+// What a deck is for: its first comment line that is not the command line, cut at a word near 100
+// characters; "(no description)" when it has none (tokdyn decks).
+std::string deck_purpose(const std::string& path);
 
 }  // namespace tokdyn

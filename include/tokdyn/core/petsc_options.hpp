@@ -25,6 +25,10 @@ struct PetscComponent {
   std::function<PetscErrorCode(MPI_Comm)> probe;
 };
 
+// True when arg, following a single-dash option on the command line, is that option's value ("10", "-1e-8",
+// ".5", "krylovschur"), not another option.
+bool is_petsc_option_value(const std::string& arg);
+
 // Called once, after SlepcInitialize and before any work. given: the single-dash arguments exactly as they
 // were passed to PETSc (Arguments::petsc: options and their values). An option of `given` is accepted when
 // PETSc/SLEPc initialisation read it (-help, -log_view, -malloc_dump, ...), when PetscFinalize reads it

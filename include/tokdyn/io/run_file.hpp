@@ -7,7 +7,8 @@
 //   /tokens/X         [snapshots, N, d];  /tokens/layer, /tokens/time [snapshots]
 //   /diagnostics/*    one series per observable, indexed like /diagnostics/layer (created with its first row)
 //   /<study>/*        study-specific results (n = 0 in RunInfo: no /tokens)
-// Every dataset is described (io/dataset_descriptions.hpp) when the file is checkpointed or complete.
+// Every path written is declared (io/outputs.hpp: an undeclared one is an internal error, std::logic_error),
+// and every dataset carries its declaration's description, units and axes when checkpointed or complete.
 #pragma once
 
 #include <mpi.h>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "tokdyn/io/hdf5.hpp"
+#include "tokdyn/io/outputs.hpp"
 
 namespace tokdyn {
 
@@ -54,6 +56,44 @@ struct DiagnosticsRow {
   std::vector<std::pair<std::string, std::vector<std::int64_t>>> counts;
 };
 
+class RunFile;
+
+// A group of results of a run file (/<group>/*), from RunFile::group. Every write names a path declared in
+// io/outputs.hpp ("power/basis_first", "power@state") with the type it writes; every call is collective.
+class RunGroup {
+ public:
+  // A dataset written whole: every rank passes the same values (rank 0 writes them); shape {values.size()}
+  // unless given.
+  void write(const std::string& name, const std::vector<double>& values, const std::vector<hsize_t>& shape = {});
+  void write_integers(const std::string& name, const std::vector<std::int64_t>& values,
+                      const std::vector<hsize_t>& shape = {});
+  // An attribute of the group, or with name "dataset@attribute" of one of its datasets; every rank passes the
+  // same value.
+  void attribute(const std::string& name, double value);
+  void attribute(const std::string& name, std::int64_t value);
+  void attribute(const std::string& name, const std::string& value);
+  // Row `row` of the series `name` [rows, row_dims...], created on first use or found again after a restart
+  // (its rows go on). This rank writes elements [begin, begin + count) of the row's first dimension (a 1-D
+  // series: count 0 or 1).
+  void write_row(const std::string& name, const std::vector<hsize_t>& row_dims, hsize_t row, const double* data,
+                 hsize_t begin, hsize_t count);
+  void write_row(const std::string& name, const std::vector<hsize_t>& row_dims, hsize_t row,
+                 const std::int64_t* data, hsize_t begin, hsize_t count);
+  // Row `row` of a series of [k, n] rows, by columns: this rank writes columns [begin, begin + count) of each
+  // of the k sub-rows, data [k, count] row-major (a rank with no columns passes count = 0).
+  void write_columns(const std::string& name, hsize_t k, hsize_t n, hsize_t row, const double* data, hsize_t begin,
+                     hsize_t count);
+  // The rows a series holds (0 when it has none yet); a reopened run goes on from there.
+  hsize_t rows(const std::string& name);
+
+ private:
+  friend class RunFile;
+  RunGroup(RunFile& file, std::string name) : file_(&file), name_(std::move(name)) {}
+  hid_t series(const std::string& name, OutputType type, const std::vector<hsize_t>& row_dims);
+  RunFile* file_;
+  std::string name_;
+};
+
 class RunFile {
  public:
   // Creates (truncates) path with status running and empty series.
@@ -69,10 +109,8 @@ class RunFile {
   void set_diagnostics_attribute(const std::string& name, double value);
   void set_diagnostics_attribute(const std::string& name, const std::string& value);
 
-  // A group for study-specific results (/<study>/*), created on first use (found again after a restart).
-  hid_t study_group(const std::string& name);
-  // A series of a study group, created on first use or found again after a restart: its rows go on.
-  hid_t study_series(const std::string& group, const std::string& name, hid_t type, const std::vector<hsize_t>& row_dims);
+  // A group of results (/<name>/*), created with its first write (found again after a restart).
+  RunGroup group(const std::string& name) { return RunGroup(*this, name); }
 
   // Sets end_time too unless running; checkpointed and complete also describe every dataset.
   void set_status(const std::string& status);
@@ -84,10 +122,13 @@ class RunFile {
   hsize_t snapshot_rows() const { return snapshot_rows_; }
 
  private:
+  friend class RunGroup;
   RunFile(MPI_Comm comm) : comm_(comm) {}
+  hid_t study_group(const std::string& name);
+  hid_t study_series(const std::string& group, const std::string& name, hid_t type, const std::vector<hsize_t>& row_dims);
   hid_t series(const std::string& name, hid_t type, const std::vector<hsize_t>& row_dims);
   hid_t diagnostics_group();  // created on first use: a study without diagnostics has no empty group
-  void describe();            // io/dataset_descriptions.hpp; names what the table lacks
+  void describe();            // io/outputs.hpp; names what no declaration covers
 
   MPI_Comm comm_;
   int rank_ = 0;

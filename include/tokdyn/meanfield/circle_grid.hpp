@@ -17,7 +17,6 @@
 
 #include "tokdyn/core/petsc_owned.hpp"
 #include "tokdyn/meanfield/meanfield.hpp"
-#include "tokdyn/io/hdf5.hpp"
 #include "tokdyn/noise/brownian_path.hpp"
 #include "tokdyn/noise/gaussian_field.hpp"
 
@@ -60,9 +59,8 @@ class CircleGridSolver final : public MeanFieldSolver {
   std::vector<double> state() const override;
   void restore(const std::vector<double>& rows, std::int64_t counter) override;
   std::int64_t counter() const override { return refinement_; }
-  void resume_snapshots(hid_t group) override;
-  void close_snapshots() override;
-  void write_snapshot(hid_t group, std::uint64_t row) override;
+  void resume_snapshots(RunGroup& group) override;
+  void write_snapshot(RunGroup& group, std::uint64_t row) override;
   std::int64_t size() const override { return params_.cells; }
   std::string size_unit() const override { return "cells"; }
 
@@ -117,7 +115,7 @@ class CircleGridSolver final : public MeanFieldSolver {
   std::vector<std::complex<double>> z_hat_, t_hat_, energy_hat_;
   double energy_beta_ = -1;
   std::int64_t last_substeps_ = 1;
-  h5::Handle snapshots_;  // /meanfield/density [snapshots, M]
+  bool snapshots_begun_ = false;  // /meanfield/theta written, /meanfield/density has rows
 };
 
 }  // namespace tokdyn

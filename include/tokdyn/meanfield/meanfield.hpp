@@ -3,7 +3,6 @@
 // Both see the common noise of the particle SDE (same field modes, same Brownian path for the same seed).
 #pragma once
 
-#include <hdf5.h>
 #include <mpi.h>
 
 #include <cstdint>
@@ -19,6 +18,7 @@
 namespace tokdyn {
 
 class MemoryEstimate;
+class RunGroup;
 
 // The initial law mu_0 by its density relative to the uniform measure on S^{d-1}, in the first coordinate:
 // cosine: 1 + a x_1 (a in [0, 1]; on S^1 the density (1 + a cos theta) / 2 pi); von-mises: e^{c x_1} / Z.
@@ -53,8 +53,9 @@ class MeanFieldSolver {
   virtual MeanFieldObservables observe(double beta) = 0;
   // False when the state holds NaN or Inf on any rank. Collective.
   virtual bool finite() = 0;
-  // Appends the current measure as row `row` of the solver's snapshot series in group. Collective.
-  virtual void write_snapshot(hid_t group, std::uint64_t row) = 0;
+  // Appends the current measure as row `row` of the solver's snapshot series in group (/meanfield); the
+  // first also writes what the rows are read with (grid: theta; points: masses). Collective.
+  virtual void write_snapshot(RunGroup& group, std::uint64_t row) = 0;
   // The measure on every rank as weighted points: points [n, d], masses [n] summing to 1 (grid: the cell
   // centres and the cell masses, in cell order from theta = 0). Collective.
   virtual void gather_measure(std::vector<double>& points, std::vector<double>& masses) = 0;
@@ -69,9 +70,8 @@ class MeanFieldSolver {
   virtual void restore(const std::vector<double>& rows, std::int64_t counter) = 0;
   virtual std::int64_t counter() const { return 0; }
   // A restarted run: the snapshot series of group (restored with the run file) continued from its rows.
-  virtual void resume_snapshots(hid_t group) = 0;
-  // Lets go of the snapshot series before the run file is closed.
-  virtual void close_snapshots() = 0;
+  // Collective.
+  virtual void resume_snapshots(RunGroup& group) = 0;
   // Size of the discretisation (cells or points) and its unit, for the progress line.
   virtual std::int64_t size() const = 0;
   virtual std::string size_unit() const = 0;

@@ -27,7 +27,6 @@ class MeanFieldRun : public RunState {
   std::string nonfinite_message(std::int64_t layer) const override;
   void save(CheckpointWriter& out) const override;
   void restore(const CheckpointReader& in, RunFile& file) override;
-  void release(RunFile& file) override { solver_.close_snapshots(); }
   void finish(RunFile& file) override;
   double work_per_step() const override { return static_cast<double>(solver_.size()); }
   std::string work_unit() const override;

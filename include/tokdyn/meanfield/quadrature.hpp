@@ -13,7 +13,6 @@
 #include "tokdyn/diagnostics/pair_statistics.hpp"
 #include "tokdyn/meanfield/meanfield.hpp"
 #include "tokdyn/dynamics/sde.hpp"
-#include "tokdyn/io/hdf5.hpp"
 
 namespace tokdyn {
 
@@ -41,9 +40,8 @@ class QuadratureSolver final : public MeanFieldSolver {
   int state_width() const override { return d_; }
   std::vector<double> state() const override { return x_; }
   void restore(const std::vector<double>& rows, std::int64_t counter) override;
-  void resume_snapshots(hid_t group) override;
-  void close_snapshots() override;
-  void write_snapshot(hid_t group, std::uint64_t row) override;
+  void resume_snapshots(RunGroup& group) override;
+  void write_snapshot(RunGroup& group, std::uint64_t row) override;
   std::int64_t size() const override { return partition_.n_global; }
   std::string size_unit() const override { return "points"; }
 
@@ -59,7 +57,7 @@ class QuadratureSolver final : public MeanFieldSolver {
   std::unique_ptr<SdeScheme> scheme_;
   std::optional<PairStatisticsPass> statistics_;  // d > 2: the weighted O(N^2) energy, for statistics_beta_
   double statistics_beta_ = 0;
-  h5::Handle snapshots_;
+  bool snapshots_begun_ = false;  // /meanfield/masses written, /meanfield/points has rows
 };
 
 }  // namespace tokdyn

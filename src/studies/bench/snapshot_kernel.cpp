@@ -1,5 +1,5 @@
-// bench snapshot: the token snapshot of a run ([N, d] written collectively to an HDF5 file, closed and synced)
-// beside the same bytes written by one process (dd bs=4M conv=fdatasync), in the same run: bytes/s.
+// bench snapshot: the token snapshot of a run (RunFile::write_snapshot of [N, d] to a new run file, closed and
+// synced) beside the same bytes written by one process (dd bs=4M conv=fdatasync), in the same run: bytes/s.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -10,7 +10,7 @@
 
 #include "kernel.hpp"
 #include "tokdyn/core/error.hpp"
-#include "tokdyn/io/hdf5.hpp"
+#include "tokdyn/io/run_file.hpp"
 
 namespace tokdyn {
 namespace {
@@ -26,16 +26,18 @@ void sync_file(const Comm& comm, const std::string& path) {
   }
 }
 
-// The token snapshot of a run (RunFile::write_snapshot's dataset and call): a series [1, N, d] written
-// collectively, the file closed and synced (fdatasync) so the time is the disk's, then removed.
+// The token snapshot of a run, by the run's own path: a run file created for N x d tokens (its header as a run
+// writes it), one RunFile::write_snapshot (row 0 of /tokens/X, layer and time), the file closed and synced
+// (fdatasync) so the time is the disk's, then removed.
 void write_snapshot_file(const Comm& comm, const std::string& path, const Partition& partition, int d,
                          const double* x) {
-  {
-    h5::Handle file = h5::create_file(path, comm.get());
-    h5::Handle series = h5::create_series(file, "X", H5T_IEEE_F64LE,
-                                          {static_cast<hsize_t>(partition.n_global), static_cast<hsize_t>(d)});
-    h5::write_series_row(series, 0, H5T_NATIVE_DOUBLE, x, partition.begin(comm.rank()), partition.count(comm.rank()));
-  }
+  RunInfo info;
+  info.command = "bench";
+  info.n = partition.n_global;
+  info.d = d;
+  RunFile file = RunFile::create(path, comm.get(), info);
+  file.write_snapshot(0, 0.0, x, partition.begin(comm.rank()), partition.count(comm.rank()));
+  file.close();
   sync_file(comm, path);
   TOKDYN_MPI_CHECK(MPI_Barrier(comm.get()));
   if (comm.rank() == 0) std::remove(path.c_str());
