@@ -26,6 +26,13 @@ TOKDYN_VECTOR_CLONES void exp_shifted(int rows, int m, double* e, const double* 
 
 }  // namespace
 
+const KeyTable<AttentionSpec>& FeatureAttention::keys() {
+  static const KeyTable<AttentionSpec> table = KeyTable<AttentionSpec>("attention").integer(
+      "features", &AttentionSpec::features, 1024, "random-features styles: the number M of random features", 2,
+      1 << 24);
+  return table;
+}
+
 FeatureAttention::FeatureAttention(const AttentionContext& context, bool normalized)
     : AttentionStyle(context, "random-features"), normalized_(normalized) {
   const AttentionWeights& w = context_.weights;

@@ -110,6 +110,13 @@ SphereStatistics sphere_statistics(MPI_Comm comm, std::int64_t n_local, const do
   return out;
 }
 
+const KeyTable<AttentionSpec>& HarmonicAttention::keys() {
+  static const KeyTable<AttentionSpec> table = KeyTable<AttentionSpec>("attention").real(
+      "tolerance", &AttentionSpec::tolerance, 1e-12,
+      "harmonic styles: truncate the series where its neglected tail is below this times e^|beta|", 1e-16, 0.5);
+  return table;
+}
+
 HarmonicAttention::HarmonicAttention(const AttentionContext& context, bool normalized)
     : AttentionStyle(context, "harmonic"), normalized_(normalized) {
   const AttentionWeights& w = context_.weights;

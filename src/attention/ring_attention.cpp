@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 
 #include "tokdyn/core/blas.hpp"
@@ -13,6 +12,14 @@
 #include "tokdyn/pairs/pair_kernels.hpp"
 
 namespace tokdyn {
+
+const KeyTable<AttentionSpec>& RingAttention::keys() {
+  static const KeyTable<AttentionSpec> table = KeyTable<AttentionSpec>("attention").either(
+      "precision", &AttentionSpec::single_tiles, {"float64", "float32"}, false,
+      "exact styles: the tiles' products (logits, value sums) in float64 or float32 (sums across tiles, the "
+      "exponentials and the running maximum stay float64; the half ring needs float64)");
+  return table;
+}
 
 RingAttention::RingAttention(const AttentionContext& context, bool normalized)
     : AttentionStyle(context, normalized ? "softmax" : "unnormalized"),
@@ -65,7 +72,6 @@ void RingAttention::find_symmetric_logits() {
 void RingAttention::set_weights(const AttentionWeights& weights) {
   AttentionStyle::set_weights(weights);
   find_symmetric_logits();
-  cached_ = false;
 }
 
 bool RingAttention::apply_symmetric(const double* x, double* out, PairStatisticsPass* statistics) {
@@ -187,30 +193,21 @@ void RingAttention::visit_single(const double* y, const double* h, const double*
       home_acc_.data());
 }
 
-bool RingAttention::statistics_pass(const double* x, PairStatisticsPass& statistics, PairStatistics& result) {
+bool RingAttention::apply_with_statistics(const double* x, double* out, PairStatisticsPass& statistics,
+                                          PairStatistics& result) {
   // Float32 tiles: the statistics' cosines would be float32 too; they keep their own float64 pass.
-  if (!scale_ || !root_.empty() || !uniform_ || context_.single_tiles || !statistics.fusable(*scale_, context_.tile))
-    return false;
-  const std::size_t n = static_cast<std::size_t>(n_local_);
-  cached_out_.resize(n * width_);
-  if (!apply_symmetric(x, cached_out_.data(), &statistics)) return false;
-  result = statistics.finish(x);
-  cached_x_.assign(x, x + n * context_.weights.d);
-  cached_ = true;
-  return true;
+  if (scale_ && root_.empty() && uniform_ && !context_.single_tiles && statistics.fusable(*scale_, context_.tile) &&
+      apply_symmetric(x, out, &statistics)) {
+    took_symmetric_ = true;
+    result = statistics.finish(x);
+    return true;
+  }
+  apply(x, out);
+  return false;
 }
 
 void RingAttention::apply(const double* x, double* out) {
   const int n = static_cast<int>(n_local_), d = context_.weights.d, D = width_;
-  if (cached_) {
-    cached_ = false;
-    // The pass of statistics_pass already formed Attn(x) for exactly these tokens (same bits as a new pass).
-    if (std::memcmp(x, cached_x_.data(), cached_x_.size() * sizeof(double)) == 0) {
-      std::copy(cached_out_.begin(), cached_out_.end(), out);
-      took_symmetric_ = true;
-      return;
-    }
-  }
   took_symmetric_ = scale_ && uniform_ && apply_symmetric(x, out, nullptr);
   if (took_symmetric_) return;
   const AttentionWeights& w = context_.weights;
@@ -234,7 +231,6 @@ void RingAttention::apply(const double* x, double* out) {
 void RingAttention::set_masses(const double* masses) {
   const std::int64_t n_global = context_.partition.n_global;
   uniform_ = validate_masses(context_.comm, n_local_, n_global, masses);
-  cached_ = false;
   // log(N w_j): 0 for w_j = 1/N, -inf for w_j = 0 (its exp is 0, the token drops out).
   double* log_mass = keys_values_.data() + n_local_ * 2 * width_;
   const double n = static_cast<double>(n_global);

@@ -1,4 +1,6 @@
-// The list of attention styles: adding a style is its class plus one line here.
+// The list of attention styles: adding a style is its class (with the keys it reads) plus one line here.
+#include <algorithm>
+
 #include "tokdyn/attention/attention.hpp"
 #include "tokdyn/attention/feature_attention.hpp"
 #include "tokdyn/attention/fourier_attention.hpp"
@@ -15,9 +17,9 @@ AttentionRegistry& registry() {
     const AttentionTraits sa{true, true}, usa{false, true}, stochastic{true, false}, sa_ring{true, true, true},
         usa_ring{false, true, true};
     r.add("softmax", "SA: exact softmax attention, ring pass with online softmax", sa_ring,
-          [](const AttentionContext& c) { return std::make_unique<SoftmaxAttention>(c); });
+          [](const AttentionContext& c) { return std::make_unique<SoftmaxAttention>(c); }, &RingAttention::keys());
     r.add("unnormalized", "USA: (1/N) sum_j exp(beta <Qx, K x_j>) V x_j, ring pass", usa_ring,
-          [](const AttentionContext& c) { return std::make_unique<UnnormalizedAttention>(c); });
+          [](const AttentionContext& c) { return std::make_unique<UnnormalizedAttention>(c); }, &RingAttention::keys());
     r.add("fourier", "SA on the circle (d = 2, Q, K, V multiples of I) by Fourier-Bessel sums, O(N p)", sa,
           [](const AttentionContext& c) { return std::make_unique<FourierAttention>(c, true); });
     r.add("fourier-unnormalized", "USA on the circle (d = 2, Q, K, V multiples of I) by Fourier-Bessel sums, O(N p)",
@@ -25,16 +27,20 @@ AttentionRegistry& registry() {
     r.add("harmonic",
           "SA on the sphere S^2 (d = 3, Q, K, V multiples of I) by spherical-harmonic sums to attention.tolerance, "
           "O(N p^2)",
-          sa, [](const AttentionContext& c) { return std::make_unique<HarmonicAttention>(c, true); });
+          sa, [](const AttentionContext& c) { return std::make_unique<HarmonicAttention>(c, true); },
+          &HarmonicAttention::keys());
     r.add("harmonic-unnormalized",
           "USA on the sphere S^2 (d = 3, Q, K, V multiples of I) by spherical-harmonic sums, O(N p^2)", usa,
-          [](const AttentionContext& c) { return std::make_unique<HarmonicAttention>(c, false); });
+          [](const AttentionContext& c) { return std::make_unique<HarmonicAttention>(c, false); },
+          &HarmonicAttention::keys());
     r.add("random-features",
           "SA in any d (one head, any Q, K, V) by attention.features positive random features, O(N M D); "
           "unbiased sums, standard error reported",
-          sa, [](const AttentionContext& c) { return std::make_unique<FeatureAttention>(c, true); });
+          sa, [](const AttentionContext& c) { return std::make_unique<FeatureAttention>(c, true); },
+          &FeatureAttention::keys());
     r.add("random-features-unnormalized", "USA in any d by attention.features positive random features, O(N M D)",
-          usa, [](const AttentionContext& c) { return std::make_unique<FeatureAttention>(c, false); });
+          usa, [](const AttentionContext& c) { return std::make_unique<FeatureAttention>(c, false); },
+          &FeatureAttention::keys());
     r.add("uniform", "A_ij = w_j (1/N): every token sees the mean of V x_j (causal: over j <= i), O(N)", stochastic,
           [](const AttentionContext& c) { return std::make_unique<UniformAttention>(c); });
     r.add("identity", "A = I: each token sees only V x_i", stochastic,
@@ -47,10 +53,13 @@ AttentionRegistry& registry() {
 }  // namespace
 
 void AttentionRegistry::add(const std::string& name, const std::string& help, const AttentionTraits& traits,
-                            Factory factory) {
+                            Factory factory, const KeyTable<AttentionSpec>* keys) {
   Registry::add(name, help, std::move(factory));
   traits_[name] = traits;
+  if (keys && std::find(keys_.begin(), keys_.end(), keys) == keys_.end()) keys_.push_back(keys);
 }
+
+std::vector<const KeyTable<AttentionSpec>*> AttentionRegistry::key_tables() const { return keys_; }
 
 const AttentionTraits& AttentionRegistry::traits(const std::string& name) const {
   require(name);
@@ -60,8 +69,8 @@ const AttentionTraits& AttentionRegistry::traits(const std::string& name) const 
 const AttentionRegistry& attention_styles() { return registry(); }
 
 bool add_attention_style(const std::string& name, const std::string& help, const AttentionTraits& traits,
-                         AttentionRegistry::Factory factory) {
-  registry().add(name, help, traits, std::move(factory));
+                         AttentionRegistry::Factory factory, const KeyTable<AttentionSpec>* keys) {
+  registry().add(name, help, traits, std::move(factory), keys);
   return true;
 }
 

@@ -52,7 +52,7 @@ const std::vector<double>& SdeScheme::increments(std::int64_t step) {
   return db_;
 }
 
-void SdeScheme::tangent_drift(const double* x, double* out) {
+void SdeScheme::tangent_drift(const double* x, double* out, StepStatistics* statistics) {
   const std::size_t nd = static_cast<std::size_t>(n_local_) * params_.d;
   if (!attention_) {
     std::fill(out, out + nd, 0.0);
@@ -60,7 +60,8 @@ void SdeScheme::tangent_drift(const double* x, double* out) {
   }
   {
     PhaseScope timed(Phase::attention);
-    attention_->apply(x, out);
+    if (statistics) statistics->attention(*attention_, x, out);
+    else attention_->apply(x, out);
   }
   for (std::size_t k = 0; k < nd; ++k) out[k] *= params_.factor;
   tangent_project(x, out, n_local_, params_.d);

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <optional>
 
 #include "tokdyn/attention/attention.hpp"
 #include "tokdyn/attention/fourier_attention.hpp"
@@ -31,8 +32,8 @@ void token_memory(MemoryEstimate& memory, const AttentionSpec* attention, const 
   const bool half = half_ring_applies(attention->weights);
   if (half) {
     // The half ring's block [N/P, 2d + 2] and its travelling copies with their accumulators [N/P, 3d + 3] x 2,
-    // the row sums [N/P, d + 1] x 2, the output kept for the next layer [N/P, 2d].
-    memory.add("attention, half ring: blocks, accumulators, kept output", n * (12 * dd + 10) + 2.0 * tile * tile);
+    // the row sums [N/P, d + 1] x 2.
+    memory.add("attention, half ring: blocks, accumulators", n * (10 * dd + 10) + 2.0 * tile * tile);
   }
   if (attention->single_tiles) {
     // float copies (half a double each) of the queries [N/P, d], a key block [N/P, 2d] and a tile, and in the
@@ -59,55 +60,69 @@ void TokenRun::begin(RunFile& file) {
 }
 
 std::int64_t TokenRun::advance(std::int64_t layer) {
-  dynamics_.step(layer, x_.data());
+  if (layer % cadence_.every != 0) {
+    dynamics_.step(layer, x_.data());
+    return layer + 1;
+  }
+  // A recorded layer: the step's attention pass over its tokens forms their statistics too (one pass for
+  // both); the series energy reads them before they move. The next observe writes the row.
+  std::optional<PairStatistics> series = series_energy();
+  const PairStatistics s = dynamics_.step(layer, x_.data(), statistics_);
+  pending_ = record(layer, s, series);
   return layer + 1;
+}
+
+TokenRun::Record TokenRun::record(std::int64_t layer, PairStatistics s, const std::optional<PairStatistics>& series) {
+  Record r;
+  r.row.layer = layer;
+  r.row.time = dynamics_.time(layer);
+  const PairsMode mode = statistics_.sampling().mode;
+  bool from_series = false;
+  if (mode != PairsMode::exact && (d_ == 2 || d_ == 3)) {
+    // On S^1 and S^2 E_beta has an O(N p) or O(N p^2) series with an absolute error ~1e-15 e^beta: it
+    // replaces the NaN of pairs = off, and the sample's estimate when its bound is below the sample's
+    // standard error (near a cluster, E_beta << e^beta, the sample's expm1 terms are the better estimate);
+    // only for unit tokens. energy_series says which one the row holds.
+    from_series = series && (mode == PairsMode::off || series->energy_stderr < s.energy_stderr);
+    if (from_series) s.energy = series->energy, s.energy_stderr = series->energy_stderr;
+  }
+  r.row.scalars = {{"energy", s.energy},
+                   {"order_parameter", s.order_parameter},
+                   {"mean_cosine", s.mean_cosine},
+                   {"min_cosine", s.min_cosine}};
+  if (mode != PairsMode::exact && (d_ == 2 || d_ == 3))
+    r.row.scalars.push_back({"energy_series", from_series ? 1.0 : 0.0});
+  if (mode == PairsMode::sampled) r.row.scalars.push_back({"energy_stderr", s.energy_stderr});
+  r.row.counts = {{"cosine_histogram", s.histogram}};
+  // Means and minima over no pair (N = 1) are NaN by definition; E_beta (unless off) and |mean x| must be finite.
+  if ((mode != PairsMode::off && !std::isfinite(s.energy)) || !std::isfinite(s.order_parameter))
+    r.problem = "E_beta or |mean x| is NaN or Inf after layer " + std::to_string(layer);
+  char line[256];
+  std::snprintf(line, sizeof line, "layer %lld: E_beta %.6g, |mean x| %.6g, mean cosine %.6g, min cosine %.6g",
+                static_cast<long long>(layer), s.energy, s.order_parameter, s.mean_cosine, s.min_cosine);
+  r.line = line;
+  return r;
+}
+
+std::string TokenRun::write(const Record& r, RunFile& file) {
+  file.write_diagnostics(r.row);
+  last_row_ = r.line;
+  return r.problem;
 }
 
 std::string TokenRun::observe(std::int64_t layer, RunFile& file) {
   const bool last = layer == layers_;
   std::string problem;
-  if (layer % cadence_.every == 0 || last) {
-    // The next step's attention pass over these tokens forms the statistics too, when it can (after the
-    // last layer there is no next step: the statistics' own, cheaper pass).
+  if (pending_) {  // the row the last step formed
+    problem = write(*pending_, file);
+    pending_.reset();
+  }
+  if (last) {
+    // After the last layer there is no step to share a pass with: the statistics' own pass.
     PhaseScope timed(Phase::diagnostics);
-    PairStatistics s;
-    Attention* attention = last ? nullptr : dynamics_.attention();
-    bool fused = false;
-    if (attention) {
-      PhaseScope pass(Phase::attention);  // the next layer's attention pass, computed now
-      fused = attention->statistics_pass(x_.data(), statistics_, s);
-    }
-    if (!fused) s = statistics_.compute(x_.data());
-    DiagnosticsRow row;
-    row.layer = layer;
-    row.time = dynamics_.time(layer);
-    row.scalars = {{"energy", s.energy},
-                   {"order_parameter", s.order_parameter},
-                   {"mean_cosine", s.mean_cosine},
-                   {"min_cosine", s.min_cosine}};
-    const PairsMode mode = statistics_.sampling().mode;
-    if (mode != PairsMode::exact && (d_ == 2 || d_ == 3)) {
-      // On S^1 and S^2 E_beta has an O(N p) or O(N p^2) series with an absolute error ~1e-15 e^beta: it
-      // replaces the NaN of pairs = off, and the sample's estimate when its bound is below the sample's
-      // standard error (near a cluster, E_beta << e^beta, the sample's expm1 terms are the better estimate);
-      // only for unit tokens. energy_series says which one the row holds.
-      PairStatistics series_stats = s;
-      const bool series = series_energy(series_stats) &&
-                          (mode == PairsMode::off || series_stats.energy_stderr < s.energy_stderr);
-      if (series) s = series_stats;
-      row.scalars[0].second = s.energy;
-      row.scalars.push_back({"energy_series", series ? 1.0 : 0.0});
-    }
-    if (mode == PairsMode::sampled) row.scalars.push_back({"energy_stderr", s.energy_stderr});
-    row.counts = {{"cosine_histogram", s.histogram}};
-    // Means and minima over no pair (N = 1) are NaN by definition; E_beta (unless off) and |mean x| must be finite.
-    if ((mode != PairsMode::off && !std::isfinite(s.energy)) || !std::isfinite(s.order_parameter))
-      problem = "E_beta or |mean x| is NaN or Inf after layer " + std::to_string(layer);
-    file.write_diagnostics(row);
-    char line[256];
-    std::snprintf(line, sizeof line, "layer %lld: E_beta %.6g, |mean x| %.6g, mean cosine %.6g, min cosine %.6g",
-                  static_cast<long long>(layer), s.energy, s.order_parameter, s.mean_cosine, s.min_cosine);
-    last_row_ = line;
+    std::optional<PairStatistics> series = series_energy();
+    const std::string p = write(record(layer, statistics_.compute(x_.data()), series), file);
+    if (problem.empty()) problem = p;
   }
   const bool snap = cadence_.snapshot_every > 0 ? layer % cadence_.snapshot_every == 0 : layer == 0;
   if (snap || last)
@@ -116,7 +131,10 @@ std::string TokenRun::observe(std::int64_t layer, RunFile& file) {
   return problem;
 }
 
-bool TokenRun::series_energy(PairStatistics& s) const {
+std::optional<PairStatistics> TokenRun::series_energy() const {
+  const PairsMode mode = statistics_.sampling().mode;
+  if (mode == PairsMode::exact || (d_ != 2 && d_ != 3)) return std::nullopt;
+  PhaseScope timed(Phase::diagnostics);
   double worst = 0, all = 0;
   for (std::size_t i = 0; i < x_.size(); i += d_) {
     double r2 = 0;
@@ -124,8 +142,9 @@ bool TokenRun::series_energy(PairStatistics& s) const {
     worst = std::max(worst, std::abs(r2 - 1));
   }
   TOKDYN_MPI_CHECK(MPI_Allreduce(&worst, &all, 1, MPI_DOUBLE, MPI_MAX, comm_.get()));
-  if (!(all <= 1e-12)) return false;  // off the sphere: the series (of directions) would not be E_beta
+  if (!(all <= 1e-12)) return std::nullopt;  // off the sphere: the series (of directions) would not be E_beta
   const std::int64_t n = partition_.count(comm_.rank());
+  PairStatistics s;
   if (d_ == 2) {
     const CircleStatistics c = circle_statistics(comm_.get(), n, x_.data(), nullptr, beta_);
     s.energy = c.energy;
@@ -135,7 +154,7 @@ bool TokenRun::series_energy(PairStatistics& s) const {
     s.energy = c.energy;
     s.energy_stderr = c.error_bound;
   }
-  return true;
+  return s;
 }
 
 std::vector<std::string> TokenRun::summary() const {

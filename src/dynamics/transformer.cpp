@@ -17,11 +17,13 @@ double Transformer::work_per_step() const {
   return attention_ ? n * n : n;
 }
 
-void Transformer::step(std::int64_t layer, double* x) {
+void Transformer::advance(std::int64_t layer, double* x, StepStatistics* statistics) {
   const std::size_t size = static_cast<std::size_t>(n_local_) * params_.d;
   if (attention_) {
     PhaseScope timed(Phase::attention);
-    attention_->apply(x, buffer_.data());  // Attn_{X_l}(X^i_l), every token sees the old X_l
+    // Attn_{X_l}(X^i_l), every token sees the old X_l (with the statistics of X_l when asked).
+    if (statistics) statistics->attention(*attention_, x, buffer_.data());
+    else attention_->apply(x, buffer_.data());
     const double h = params_.factor * dt();
     for (std::size_t k = 0; k < size; ++k) x[k] += h * buffer_[k];
     normalize_rows(x, n_local_, params_.d);

@@ -188,7 +188,7 @@ TEST(RingAttention, GeneralLogitsKeepTheGeneralPass) {
 
 // The statistics formed in the attention's half-ring pass equal the statistics' own pass: histogram and
 // cluster counts exactly, E_beta and the cosines to 1e-12 (the same tiles and order: in practice the same
-// bits); the attention output kept for the next apply to the same tokens equals a fresh pass bit for bit;
+// bits); the attention output of the same pass equals a plain apply bit for bit;
 // a statistics beta other than the logits' scale is refused (the caller runs the own pass).
 TEST(RingAttention, FusedStatisticsEqualTheStandalonePass) {
   const Comm comm;
@@ -207,7 +207,8 @@ TEST(RingAttention, FusedStatisticsEqualTheStandalonePass) {
     PairStatisticsPass stats(comm.get(), c.partition, d, beta, 30, tile, 0.8);
     const PairStatistics own = stats.compute(t.local.data());
     PairStatistics fused;
-    ASSERT_TRUE(attention->statistics_pass(t.local.data(), stats, fused));
+    std::vector<double> kept(t.count * d), again(kept.size());
+    ASSERT_TRUE(attention->apply_with_statistics(t.local.data(), kept.data(), stats, fused));
     EXPECT_EQ(fused.histogram, own.histogram);
     EXPECT_EQ(fused.aligned_pairs, own.aligned_pairs);
     EXPECT_EQ(fused.antipodal_pairs, own.antipodal_pairs);
@@ -218,12 +219,16 @@ TEST(RingAttention, FusedStatisticsEqualTheStandalonePass) {
     if (comm.rank() == 0)
       std::printf("tile %d: fused - standalone: E_beta %.3g, mean cosine %.3g, min cosine %.3g\n", tile,
                   fused.energy - own.energy, fused.mean_cosine - own.mean_cosine, fused.min_cosine - own.min_cosine);
-    std::vector<double> kept(t.count * d), again(kept.size());
-    attention->apply(t.local.data(), kept.data());
+    // The attention of the same pass is apply's, bit for bit.
     fresh->apply(t.local.data(), again.data());
     EXPECT_EQ(kept, again);
+    // Statistics of another beta cannot share the pass: apply's output alone, the result untouched.
     PairStatisticsPass other(comm.get(), c.partition, d, 1.0, 30, tile, 0.8);
-    EXPECT_FALSE(attention->statistics_pass(t.local.data(), other, fused));
+    PairStatistics untouched = fused;
+    std::fill(kept.begin(), kept.end(), 0.0);
+    EXPECT_FALSE(attention->apply_with_statistics(t.local.data(), kept.data(), other, untouched));
+    EXPECT_EQ(kept, again);
+    EXPECT_EQ(untouched.energy, fused.energy);
   }
 }
 

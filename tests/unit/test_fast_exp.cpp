@@ -1,11 +1,10 @@
-// The vectorisable exp of the softmax kernels against std::exp, and the row kernels against plain loops.
+// The vectorisable exp and expm1 of the row kernels against std::exp and std::expm1.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 #include <vector>
 
-#include "tokdyn/pairs/softmax_kernels.hpp"
 #include "tokdyn/core/fast_exp.hpp"
 #include "tokdyn/core/random.hpp"
 
@@ -26,24 +25,6 @@ TEST(FastExp, WithinTwoUlpOfStdExpOnTheNonPositiveAxis) {
   EXPECT_EQ(exp_nonpositive(-709.0), 0.0);
   EXPECT_EQ(exp_nonpositive(-std::numeric_limits<double>::infinity()), 0.0);
   EXPECT_TRUE(std::isnan(exp_nonpositive(std::numeric_limits<double>::quiet_NaN())));
-}
-
-TEST(SoftmaxKernels, RowMaxAndShiftedSumsMatchPlainLoops) {
-  const RandomStream s(6, Purpose::test);
-  for (int n : {1, 7, 8, 9, 64, 255}) {
-    std::vector<double> v(n);
-    s.normals(1, n, v.data(), n);
-    for (double& x : v) x *= 10;
-    double m = v[0];
-    for (double x : v) m = std::max(m, x);
-    EXPECT_EQ(row_max(v.data(), n), m);
-    double sum = 0;
-    std::vector<double> e(n);
-    for (int j = 0; j < n; ++j) e[j] = std::exp(v[j] - m), sum += e[j];
-    const double got = shifted_exp_sum(v.data(), n, m);
-    EXPECT_NEAR(got, sum, 1e-14 * sum);
-    for (int j = 0; j < n; ++j) EXPECT_NEAR(v[j], e[j], 4e-16 * e[j] + 1e-300);
-  }
 }
 
 TEST(FastExp, Expm1WithinThreeUlpOfStdExpm1) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tokdyn/core/partition.hpp"
+#include "tokdyn/core/key_table.hpp"
 #include "tokdyn/core/registry.hpp"
 
 namespace tokdyn {
@@ -62,12 +63,14 @@ class Attention {
   // New weights of the same d, D and H for every later apply (a layer of a model file). InputError when a
   // style cannot take them.
   virtual void set_weights(const AttentionWeights& weights) = 0;
-  // The exact pair statistics of x formed in this style's own pass over x (the attention's output kept for
-  // the next apply to the same x, which returns it without a second pass). True when this style could (its
-  // tiles hold the cosines and E_beta's terms: logits beta <x_i, x_j> with the statistics' beta and tile);
-  // false: nothing done, the caller runs the statistics' own pass. Collective.
-  virtual bool statistics_pass(const double* x, PairStatisticsPass& statistics, PairStatistics& result) {
-    (void)x, (void)statistics, (void)result;
+  // One pass for two results: out = Attn(x) as apply writes it and, when this style can form them in the
+  // same pass (its tiles hold the cosines and E_beta's terms: logits beta <x_i, x_j> with the statistics' beta
+  // and tile), the exact pair statistics of x into result: true. False: out = Attn(x) alone, result untouched
+  // (the caller forms the statistics in their own pass). out is bit for bit apply's either way. Collective.
+  virtual bool apply_with_statistics(const double* x, double* out, PairStatisticsPass& statistics,
+                                     PairStatistics& result) {
+    (void)statistics, (void)result;
+    apply(x, out);
     return false;
   }
 };
@@ -93,21 +96,29 @@ struct AttentionTraits {
   bool ring = false;         // exact pass over all pairs: key blocks [N/P, 2d + 1] travel round the ranks
 };
 
+struct AttentionSpec;
+
 class AttentionRegistry : public Registry<Attention, const AttentionContext&> {
  public:
   using Registry::Registry;
-  void add(const std::string& name, const std::string& help, const AttentionTraits& traits, Factory factory);
+  // keys: the [attention] keys the style reads (its class's keys(), shared by a style's variants), null when
+  // it reads none beyond the common ones.
+  void add(const std::string& name, const std::string& help, const AttentionTraits& traits, Factory factory,
+           const KeyTable<AttentionSpec>* keys = nullptr);
   const AttentionTraits& traits(const std::string& name) const;  // InputError for an unknown name
+  // The styles' own key tables, each once, in the order the styles were added.
+  std::vector<const KeyTable<AttentionSpec>*> key_tables() const;
 
  private:
   std::map<std::string, AttentionTraits> traits_;
+  std::vector<const KeyTable<AttentionSpec>*> keys_;
 };
 // Every attention style (src/attention/styles.cpp lists the built-in ones).
 const AttentionRegistry& attention_styles();
 // A style from outside the list (a plugin, a test-only style): call before the commands run, e.g. from a
 // static initializer. SystemError for a name that is taken.
 bool add_attention_style(const std::string& name, const std::string& help, const AttentionTraits& traits,
-                         AttentionRegistry::Factory factory);
+                         AttentionRegistry::Factory factory, const KeyTable<AttentionSpec>* keys = nullptr);
 
 // Q, K, V as a deck describes them (studies/keys.hpp reads them): scale * I, Gaussian entries
 // N(0, scale^2 / d) from the stream (seed, Q/K/V, row), or the dataset Q, K or V [d, d] of an HDF5 file

@@ -22,6 +22,8 @@ class FeatureAttention final : public AttentionStyle {
  public:
   // InputError unless one head, no causal mask, attention.features >= 2.
   FeatureAttention(const AttentionContext& context, bool normalized);
+  // attention.features (AttentionSpec::features).
+  static const KeyTable<AttentionSpec>& keys();
   void apply(const double* x, double* out) override;
   void set_masses(const double* masses) override;
   void set_weights(const AttentionWeights& weights) override;

@@ -55,6 +55,8 @@ class HarmonicAttention final : public AttentionStyle {
  public:
   // InputError unless d = 3 (model.d), one head, no causal mask and Q, K, V multiples of the identity.
   HarmonicAttention(const AttentionContext& context, bool normalized);
+  // attention.tolerance (AttentionSpec::tolerance).
+  static const KeyTable<AttentionSpec>& keys();
   void apply(const double* x, double* out) override;
   void set_masses(const double* masses) override;
   void set_weights(const AttentionWeights& weights) override;

@@ -22,10 +22,13 @@ class RingAttention : public AttentionStyle {
  public:
   // normalized: SA (acc / l per head), else USA ((1/N) e^m acc per head).
   RingAttention(const AttentionContext& context, bool normalized);
+  // attention.precision (AttentionSpec::single_tiles).
+  static const KeyTable<AttentionSpec>& keys();
   void apply(const double* x, double* out) override;
   void set_masses(const double* masses) override;
   void set_weights(const AttentionWeights& weights) override;
-  bool statistics_pass(const double* x, PairStatisticsPass& statistics, PairStatistics& result) override;
+  bool apply_with_statistics(const double* x, double* out, PairStatisticsPass& statistics,
+                             PairStatistics& result) override;
   // Whether the last apply took the half ring (for tests and the bench).
   bool took_symmetric() const { return took_symmetric_; }
 
@@ -57,9 +60,6 @@ class RingAttention : public AttentionStyle {
   std::vector<double> gram_, weights_;  // [tile, tile]
   std::vector<float> x32_, uv32_, block32_, block_uv32_, tile32_, sums32_;  // float32 tiles' copies
   bool took_symmetric_ = false;
-  // The output of statistics_pass for x, returned by the next apply to the same x.
-  std::vector<double> cached_x_, cached_out_;
-  bool cached_ = false;
 };
 
 // Softmax self-attention (SA): sum_j e^{s_ij} V x_j / sum_k e^{s_ik}.

@@ -33,6 +33,15 @@ class KeyTable {
                         [=](const S& in) { return key + " " + real_text(in.*member); }});
     return *this;
   }
+  // An integer key in [min, max], as DeckSchema::add_int.
+  KeyTable& integer(const std::string& key, int S::*member, int def, const std::string& help, int min,
+                    int max = std::numeric_limits<int>::max()) {
+    const std::string name = section_ + "." + key;
+    entries_.push_back({[=](DeckSchema& s) { s.add_int(name, def, help, min, max); },
+                        [=](const Deck& d, S& out) { out.*member = static_cast<int>(d.get_int(name)); },
+                        [=](const S& in) { return key + " " + std::to_string(in.*member); }});
+    return *this;
+  }
   KeyTable& boolean(const std::string& key, bool S::*member, bool def, const std::string& help) {
     const std::string name = section_ + "." + key;
     entries_.push_back({[=](DeckSchema& s) { s.add_bool(name, def, help); },
@@ -56,8 +65,12 @@ class KeyTable {
   }
   S read(const Deck& deck) const {
     S s{};
-    for (const Entry& e : entries_) e.read(deck, s);
+    read(deck, s);
     return s;
+  }
+  // The table's members of `into` from the deck; the other members are left as they are.
+  void read(const Deck& deck, S& into) const {
+    for (const Entry& e : entries_) e.read(deck, into);
   }
   // Every key with its value in s, for a banner: "lr 0.03, momentum 0.95, nesterov true".
   std::string summary(const S& s) const {

@@ -49,8 +49,9 @@ class SdeScheme : public Dynamics {
   Attention* attention() const override { return attention_.get(); }
 
  protected:
-  // out = P_x a Attn(x) [n_local, d] (zero without attention). Collective.
-  void tangent_drift(const double* x, double* out);
+  // out = P_x a Attn(x) [n_local, d] (zero without attention); the attention pass through statistics when
+  // given (StepStatistics). Collective.
+  void tangent_drift(const double* x, double* out, StepStatistics* statistics = nullptr);
   // out = sum_k sigma_k(x) dB^k [n_local, d] for this step's increments dB [K, d]; projected when asked.
   void field_increment(const double* x, const double* dB, double* out, bool project);
   // out = (1/4) P_x grad v - (d-1)/2 v x, the Ito correction.

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "tokdyn/attention/attention.hpp"
@@ -12,6 +14,7 @@
 #include "tokdyn/core/partition.hpp"
 #include "tokdyn/diagnostics/pair_statistics.hpp"
 #include "tokdyn/dynamics/dynamics.hpp"
+#include "tokdyn/io/run_file.hpp"
 #include "tokdyn/run/memory.hpp"
 #include "tokdyn/run/state.hpp"
 
@@ -48,9 +51,18 @@ class TokenRun : public RunState {
   double state_bytes() const override { return 8.0 * static_cast<double>(partition_.n_global) * d_; }
 
  private:
-  // E_beta of unit tokens on S^1 or S^2 by its series (s.energy; s.energy_stderr: the series' error bound);
-  // false, s untouched, when some token is off the sphere. Collective.
-  bool series_energy(PairStatistics& s) const;
+  // A diagnostics row, what is wrong with it ("" when nothing) and its console line.
+  struct Record {
+    DiagnosticsRow row;
+    std::string problem, line;
+  };
+  // E_beta of the tokens on S^1 or S^2 by its series (energy; energy_stderr: the series' error bound), when
+  // pairs are sampled or off and every token is a unit vector; else none. Collective.
+  std::optional<PairStatistics> series_energy() const;
+  // Layer `layer`'s row from its statistics s and its series energy.
+  Record record(std::int64_t layer, PairStatistics s, const std::optional<PairStatistics>& series);
+  std::string write(const Record& r, RunFile& file);  // returns r.problem
+
   const Comm& comm_;
   Partition partition_;
   int d_;
@@ -62,6 +74,9 @@ class TokenRun : public RunState {
   std::string last_row_;  // the last diagnostics row, for the summary
   std::function<void(std::vector<double>&)> initial_;
   std::vector<double> x_;  // [n_local, d]
+  // The row of a recorded layer, formed by its step (advance) and written by the next observe: a checkpoint
+  // (taken after observe) never holds one, a resumed run forms it again in the same step.
+  std::optional<Record> pending_;
 };
 
 }  // namespace tokdyn

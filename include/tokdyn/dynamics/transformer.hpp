@@ -27,7 +27,6 @@ class Transformer final : public Dynamics {
   Transformer(const TransformerParams& params, std::int64_t n_local, std::unique_ptr<Attention> attention,
               std::optional<RandomMlp> mlp);
 
-  void step(std::int64_t layer, double* x) override;
   double time(std::int64_t layer) const override { return layer * dt(); }
   double work_per_step() const override;
   std::string work_unit() const override { return attention_ ? "pairs" : "token-layers"; }
@@ -38,6 +37,8 @@ class Transformer final : public Dynamics {
  private:
   TransformerParams params_;
   std::int64_t n_local_;
+  void advance(std::int64_t layer, double* x, StepStatistics* statistics) override;
+
   std::unique_ptr<Attention> attention_;
   std::optional<RandomMlp> mlp_;
   std::vector<double> buffer_;  // [n_local, d]: Attn or G

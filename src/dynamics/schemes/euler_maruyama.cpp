@@ -4,11 +4,11 @@
 
 namespace tokdyn {
 
-void EulerMaruyama::step(std::int64_t layer, double* x) {
+void EulerMaruyama::advance(std::int64_t layer, double* x, StepStatistics* statistics) {
   const std::size_t nd = static_cast<std::size_t>(n_local_) * params_.d;
   drift_.resize(nd);
   noise_.resize(nd);
-  tangent_drift(x, drift_.data());
+  tangent_drift(x, drift_.data(), statistics);
   if (field_ && params_.radial_drift) {
     ito_correction(x, work_.data());
     for (std::size_t k = 0; k < nd; ++k) drift_[k] += work_[k];

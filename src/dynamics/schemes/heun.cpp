@@ -4,12 +4,12 @@
 
 namespace tokdyn {
 
-void StratonovichHeun::step(std::int64_t layer, double* x) {
+void StratonovichHeun::advance(std::int64_t layer, double* x, StepStatistics* statistics) {
   const std::size_t nd = static_cast<std::size_t>(n_local_) * params_.d;
   for (auto* v : {&f0_, &g0_, &f1_, &g1_, &predictor_}) v->resize(nd);
   const double h = dt();
   const double* dB = increments(layer).data();
-  tangent_drift(x, f0_.data());
+  tangent_drift(x, f0_.data(), statistics);
   field_increment(x, dB, g0_.data(), true);
   for (std::size_t k = 0; k < nd; ++k) predictor_[k] = x[k] + h * f0_[k] + g0_[k];
   // Projected: the corrector's fields are evaluated on the sphere too, where every attention style (the

@@ -4,11 +4,12 @@
 
 namespace tokdyn {
 
-void ProjectedStep::step(std::int64_t layer, double* x) {
+void ProjectedStep::advance(std::int64_t layer, double* x, StepStatistics* statistics) {
   const std::size_t nd = static_cast<std::size_t>(n_local_) * params_.d;
   buffer_.resize(nd);
   if (attention_) {
-    attention_->apply(x, buffer_.data());
+    if (statistics) statistics->attention(*attention_, x, buffer_.data());
+    else attention_->apply(x, buffer_.data());
     const double h = params_.factor * dt();
     for (std::size_t k = 0; k < nd; ++k) x[k] += h * buffer_[k];
     normalize_rows(x, n_local_, params_.d);

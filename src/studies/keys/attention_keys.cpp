@@ -1,4 +1,4 @@
-// [attention]: the keys and the AttentionSpec they describe.
+// [attention]: the keys common to every style, those each style declares, and the AttentionSpec they describe.
 #include "tokdyn/pairs/energy.hpp"
 #include "tokdyn/studies/keys.hpp"
 
@@ -24,12 +24,8 @@ void add_attention_keys(DeckSchema& s) {
   }
   s.add_file("attention.weights_file", "", "HDF5 file with datasets Q, K, V of shape [d, d] (for type file)");
   s.add_int("attention.seed", 7, "seed of the Gaussian Q, K, V and of the random features", 0);
-  s.add_real("attention.tolerance", 1e-12,
-             "harmonic styles: truncate the series where its neglected tail is below this times e^|beta|", 1e-16, 0.5);
-  s.add_choice("attention.precision", "float64", {"float64", "float32"},
-               "exact styles: the tiles' products (logits, value sums) in float64 or float32 (sums across tiles, the "
-               "exponentials and the running maximum stay float64; the half ring needs float64)");
-  s.add_int("attention.features", 1024, "random-features styles: the number M of random features", 2, 1 << 24);
+  // The keys of the styles themselves (attention.precision, tolerance, features), declared by their classes.
+  for (const KeyTable<AttentionSpec>* keys : attention_styles().key_tables()) keys->declare(s);
 }
 
 AttentionSpec attention_spec_from_deck(const Deck& deck) {
@@ -41,9 +37,7 @@ AttentionSpec attention_spec_from_deck(const Deck& deck) {
   w.beta = deck.get_real("attention.beta");
   w.seed = static_cast<std::uint64_t>(deck.get_int("attention.seed"));
   w.file = deck.get_text("attention.weights_file");
-  a.tolerance = deck.get_real("attention.tolerance");
-  a.features = static_cast<int>(deck.get_int("attention.features"));
-  a.single_tiles = deck.get_text("attention.precision") == "float32";
+  for (const KeyTable<AttentionSpec>* keys : attention_styles().key_tables()) keys->read(deck, a);
   for (int t = 0; t < 3; ++t) {
     const std::string k = kAttentionMatrixKeys[t];
     w.matrices[t] = {deck.get_text(k), deck.get_real(k + "_scale")};

@@ -11,9 +11,9 @@ namespace tokdyn {
 class StratonovichHeun final : public SdeScheme {
  public:
   using SdeScheme::SdeScheme;
-  void step(std::int64_t layer, double* x) override;
 
  private:
+  void advance(std::int64_t layer, double* x, StepStatistics* statistics) override;
   std::vector<double> f0_, g0_, f1_, g1_, predictor_;
 };
 

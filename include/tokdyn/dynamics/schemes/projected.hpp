@@ -11,9 +11,9 @@ namespace tokdyn {
 class ProjectedStep final : public SdeScheme {
  public:
   using SdeScheme::SdeScheme;
-  void step(std::int64_t layer, double* x) override;
 
  private:
+  void advance(std::int64_t layer, double* x, StepStatistics* statistics) override;
   std::vector<double> buffer_;
 };
 
