@@ -4,9 +4,9 @@
 #include <iterator>
 #include <utility>
 
-#include "tokdyn/core/deck.hpp"
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/petsc_options.hpp"
+#include "tokdyn/core/deck/deck.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/petsc/petsc_options.hpp"
 
 namespace tokdyn {
 namespace {

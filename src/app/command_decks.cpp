@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/errors/error.hpp"
 
 namespace tokdyn {
 namespace {

@@ -4,9 +4,9 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/petsc_options.hpp"
-#include "tokdyn/core/suggest.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/petsc/petsc_options.hpp"
+#include "tokdyn/core/errors/suggest.hpp"
 #include "tokdyn/studies/petsc_components.hpp"
 
 namespace tokdyn {

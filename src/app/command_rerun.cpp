@@ -1,6 +1,6 @@
 // tokdyn rerun FILE [--check]: repeats the run a run file records (run/rerun.hpp) with its command.
 #include "commands.hpp"
-#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/errors/error.hpp"
 #include "tokdyn/run/rerun.hpp"
 
 namespace tokdyn {

@@ -1,6 +1,6 @@
 #include "commands.hpp"
 
-#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/errors/error.hpp"
 #include "tokdyn/studies/converge_study.hpp"
 #include "tokdyn/studies/lyapunov_study.hpp"
 #include "tokdyn/studies/markov_study.hpp"

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "arguments.hpp"
-#include "tokdyn/core/comm.hpp"
-#include "tokdyn/core/deck.hpp"
+#include "tokdyn/core/mpi/comm.hpp"
+#include "tokdyn/core/deck/deck.hpp"
 #include "tokdyn/studies/study.hpp"
 
 namespace tokdyn {

@@ -5,8 +5,8 @@
 #include <string>
 
 #include "commands.hpp"
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/version.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/console/version.hpp"
 #include "tokdyn/io/hdf5.hpp"
 #include "tokdyn/io/outputs.hpp"
 

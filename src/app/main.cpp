@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/error_exit.hpp"
-#include "tokdyn/core/signals.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/errors/error_exit.hpp"
+#include "tokdyn/core/console/signals.hpp"
 #include "tokdyn/run/session.hpp"
 
 int main(int argc, char** argv) {

@@ -1,7 +1,7 @@
 // The run options each command takes (--resume, --restart, --status, --dry-run, --force, --check): its
 // --help text, and the refusal of one it does not take.
 #include "commands.hpp"
-#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/errors/error.hpp"
 
 namespace tokdyn {
 

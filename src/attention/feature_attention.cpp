@@ -4,11 +4,11 @@
 #include <cmath>
 #include <string>
 
-#include "tokdyn/core/blas.hpp"
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/fast_exp.hpp"
-#include "tokdyn/core/random.hpp"
-#include "tokdyn/core/vector_clones.hpp"
+#include "tokdyn/core/numerics/blas.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/numerics/fast_exp.hpp"
+#include "tokdyn/core/numerics/random.hpp"
+#include "tokdyn/core/numerics/vector_clones.hpp"
 #include "tokdyn/pairs/masses.hpp"
 
 namespace tokdyn {

@@ -6,8 +6,8 @@
 
 #include "tokdyn/pairs/energy.hpp"
 #include "tokdyn/pairs/masses.hpp"
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/vector_clones.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/numerics/vector_clones.hpp"
 
 namespace tokdyn {
 namespace {
@@ -32,7 +32,7 @@ std::int64_t global_count(MPI_Comm comm, std::int64_t n_local) {
 }
 
 // The two O(N p) kernels, compiled for several x86 vector widths and chosen at load time
-// (core/vector_clones.hpp); the lanes are independent, so every variant gives the same bits.
+// (core/numerics/vector_clones.hpp); the lanes are independent, so every variant gives the same bits.
 
 // lanes [terms, 2, kPointLanes] += partial sums of w_j Re/Im e^{i n phi_j}, lane = j mod kPointLanes.
 TOKDYN_VECTOR_CLONES void fourier_moment_lanes(std::int64_t n_local, const double* x, const double* masses, int terms,

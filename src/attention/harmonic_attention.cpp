@@ -4,9 +4,9 @@
 #include <cmath>
 #include <string>
 
-#include "tokdyn/core/blas.hpp"
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/vector_clones.hpp"
+#include "tokdyn/core/numerics/blas.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/numerics/vector_clones.hpp"
 #include "tokdyn/pairs/energy.hpp"
 #include "tokdyn/pairs/masses.hpp"
 
@@ -20,7 +20,7 @@ constexpr int kPointChunk = 64;
 // c_m = (x + i y)^m = sin^m(theta) e^{i m phi} the harmonics are H_lm = Q_lm(z) Re c_m and Q_lm(z) Im c_m,
 // where Q_mm is a constant (diag) and Q_lm = a z Q_{l-1,m} - b Q_{l-2,m} (the fully normalised associated
 // Legendre recurrence with sin^m(theta) divided out: no square roots, no trigonometry per point).
-// Compiled for several vector widths (core/vector_clones.hpp); the points are independent lanes.
+// Compiled for several vector widths (core/numerics/vector_clones.hpp); the points are independent lanes.
 TOKDYN_VECTOR_CLONES void harmonic_rows(int p, int n, const double* ux, const double* uy, const double* uz,
                                         const double* diag, const double* a, const double* b, double* table,
                                         int stride) {

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <limits>
 
-#include "tokdyn/core/blas.hpp"
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/lapack.hpp"
+#include "tokdyn/core/numerics/blas.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/numerics/lapack.hpp"
 #include "tokdyn/diagnostics/pair_statistics.hpp"
 #include "tokdyn/pairs/masses.hpp"
 #include "tokdyn/pairs/pair_kernels.hpp"

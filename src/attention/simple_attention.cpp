@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "tokdyn/core/blas.hpp"
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/gather.hpp"
+#include "tokdyn/core/numerics/blas.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/mpi/gather.hpp"
 #include "tokdyn/pairs/masses.hpp"
 
 namespace tokdyn {

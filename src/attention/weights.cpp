@@ -5,8 +5,8 @@
 #include <limits>
 
 #include "tokdyn/attention/attention.hpp"
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/random.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/numerics/random.hpp"
 #include "tokdyn/io/hdf5.hpp"
 
 namespace tokdyn {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "tokdyn/core/random.hpp"
+#include "tokdyn/core/numerics/random.hpp"
 
 namespace tokdyn {
 

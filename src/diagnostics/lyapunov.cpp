@@ -4,9 +4,9 @@
 #include <cmath>
 #include <limits>
 
-#include "tokdyn/core/comm.hpp"
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/random.hpp"
+#include "tokdyn/core/mpi/comm.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/numerics/random.hpp"
 #include "tokdyn/noise/random_mlp.hpp"
 #include "tokdyn/sphere/sphere.hpp"
 

@@ -5,7 +5,7 @@
 #include <complex>
 
 #include "measure_input.hpp"
-#include "tokdyn/core/random.hpp"
+#include "tokdyn/core/numerics/random.hpp"
 
 namespace tokdyn {
 namespace {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/errors/error.hpp"
 
 namespace tokdyn::detail {
 

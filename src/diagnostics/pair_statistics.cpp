@@ -7,9 +7,9 @@
 #include "tokdyn/pairs/energy.hpp"
 #include "tokdyn/pairs/masses.hpp"
 #include "tokdyn/pairs/pair_kernels.hpp"
-#include "tokdyn/core/blas.hpp"
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/random.hpp"
+#include "tokdyn/core/numerics/blas.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/numerics/random.hpp"
 
 namespace tokdyn {
 

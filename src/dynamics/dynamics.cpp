@@ -3,7 +3,7 @@
 #include <stdexcept>
 
 #include "tokdyn/attention/attention.hpp"
-#include "tokdyn/core/phases.hpp"
+#include "tokdyn/core/console/phases.hpp"
 
 namespace tokdyn {
 

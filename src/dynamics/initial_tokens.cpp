@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/errors/error.hpp"
 #include "tokdyn/io/token_file.hpp"
 #include "tokdyn/sphere/sphere.hpp"
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "tokdyn/core/blas.hpp"
-#include "tokdyn/core/phases.hpp"
+#include "tokdyn/core/numerics/blas.hpp"
+#include "tokdyn/core/console/phases.hpp"
 #include "tokdyn/dynamics/schemes/euler_maruyama.hpp"
 #include "tokdyn/dynamics/schemes/heun.hpp"
 #include "tokdyn/dynamics/schemes/projected.hpp"

@@ -8,7 +8,7 @@
 #include "tokdyn/attention/attention.hpp"
 #include "tokdyn/attention/fourier_attention.hpp"
 #include "tokdyn/attention/harmonic_attention.hpp"
-#include "tokdyn/core/phases.hpp"
+#include "tokdyn/core/console/phases.hpp"
 
 
 namespace tokdyn {

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "tokdyn/core/phases.hpp"
+#include "tokdyn/core/console/phases.hpp"
 #include "tokdyn/sphere/sphere.hpp"
 
 namespace tokdyn {

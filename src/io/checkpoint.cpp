@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <cstring>
 
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/version.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/console/version.hpp"
 
 namespace tokdyn {
 namespace {

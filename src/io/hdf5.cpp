@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <sstream>
 
-#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/errors/error.hpp"
 
 namespace tokdyn::h5 {
 namespace {

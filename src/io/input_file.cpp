@@ -5,7 +5,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/errors/error.hpp"
 
 namespace tokdyn {
 

@@ -6,10 +6,10 @@
 #include <ctime>
 #include <stdexcept>
 
-#include "tokdyn/core/deck.hpp"
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/phases.hpp"
-#include "tokdyn/core/version.hpp"
+#include "tokdyn/core/deck/deck.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/console/phases.hpp"
+#include "tokdyn/core/console/version.hpp"
 
 namespace tokdyn {
 namespace {

@@ -17,8 +17,8 @@
 #include <stdexcept>
 #include <unordered_set>
 
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/half.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/numerics/half.hpp"
 
 namespace tokdyn {
 namespace {

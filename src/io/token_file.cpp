@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/errors/error.hpp"
 #include "tokdyn/io/hdf5.hpp"
 #include "tokdyn/sphere/sphere.hpp"
 

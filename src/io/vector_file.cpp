@@ -1,6 +1,6 @@
 #include "tokdyn/io/vector_file.hpp"
 
-#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/errors/error.hpp"
 #include "tokdyn/io/hdf5.hpp"
 
 namespace tokdyn {

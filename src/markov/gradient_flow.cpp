@@ -3,8 +3,8 @@
 #include <limits>
 #include <utility>
 
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/phases.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/console/phases.hpp"
 
 namespace tokdyn {
 

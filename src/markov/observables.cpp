@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "tokdyn/core/lapack.hpp"
+#include "tokdyn/core/numerics/lapack.hpp"
 
 namespace tokdyn {
 namespace {

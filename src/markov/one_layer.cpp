@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/lapack.hpp"
-#include "tokdyn/core/random.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/numerics/lapack.hpp"
+#include "tokdyn/core/numerics/random.hpp"
 
 namespace tokdyn {
 namespace {

@@ -15,10 +15,10 @@
 #include <unordered_map>
 #include <utility>
 
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/error_exit.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/errors/error_exit.hpp"
 #include "tokdyn/io/input_file.hpp"
-#include "tokdyn/core/random.hpp"
+#include "tokdyn/core/numerics/random.hpp"
 
 namespace tokdyn {
 namespace {

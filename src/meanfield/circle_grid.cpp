@@ -6,9 +6,9 @@
 
 #include "tokdyn/attention/attention.hpp"
 #include "tokdyn/pairs/energy.hpp"
-#include "tokdyn/core/blas.hpp"
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/partition.hpp"
+#include "tokdyn/core/numerics/blas.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/mpi/partition.hpp"
 #include "tokdyn/io/run_file.hpp"
 
 namespace tokdyn {

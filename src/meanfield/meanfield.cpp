@@ -5,9 +5,9 @@
 #include <limits>
 
 #include "tokdyn/attention/attention.hpp"
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/partition.hpp"
-#include "tokdyn/core/random.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/mpi/partition.hpp"
+#include "tokdyn/core/numerics/random.hpp"
 #include "tokdyn/sphere/sphere.hpp"
 #include "tokdyn/meanfield/circle_grid.hpp"
 #include "tokdyn/meanfield/quadrature.hpp"

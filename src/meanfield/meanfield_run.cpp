@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "tokdyn/core/phases.hpp"
+#include "tokdyn/core/console/phases.hpp"
 #include "tokdyn/io/outputs.hpp"
 #include "tokdyn/io/run_file.hpp"
 

@@ -5,8 +5,8 @@
 #include <limits>
 
 #include "tokdyn/attention/fourier_attention.hpp"
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/gather.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/mpi/gather.hpp"
 #include "tokdyn/io/run_file.hpp"
 #include "tokdyn/sphere/quadrature_points.hpp"
 #include <stdexcept>

@@ -2,9 +2,9 @@
 
 #include <cmath>
 
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/fast_exp.hpp"
-#include "tokdyn/core/vector_clones.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/numerics/fast_exp.hpp"
+#include "tokdyn/core/numerics/vector_clones.hpp"
 
 namespace tokdyn {
 namespace {
@@ -14,7 +14,7 @@ constexpr double kInvSqrt2Pi = 0.39894228040143267794;
 
 double relu(double x) { return x > 0 ? x : 0; }
 double relu_d(double x) { return x > 0 ? 1 : 0; }
-// tanh, sigmoid and silu from the vectorisable exponentials of core/fast_exp.hpp (within a few ulp of libm;
+// tanh, sigmoid and silu from the vectorisable exponentials of core/numerics/fast_exp.hpp (within a few ulp of libm;
 // the same bits on every machine and vector width), so that the MLP's row loop vectorises: tanh through
 // libm ran 7x slower than relu, these within 1.3x (doc/performance.md).
 inline double tanh_v(double x) {
@@ -95,7 +95,7 @@ template <double (*F)(double)>
 inline void row(double* h, const double* bias, int m) {
   for (int r = 0; r < m; ++r) h[r] = F(h[r] + bias[r]);
 }
-// One clone set per activation (core/vector_clones.hpp): each loop vectorised for the machine it runs on.
+// One clone set per activation (core/numerics/vector_clones.hpp): each loop vectorised for the machine it runs on.
 TOKDYN_VECTOR_CLONES void relu_row(double* h, const double* bias, int m) { row<relu>(h, bias, m); }
 TOKDYN_VECTOR_CLONES void tanh_row(double* h, const double* bias, int m) { row<tanh_v>(h, bias, m); }
 TOKDYN_VECTOR_CLONES void sigmoid_row(double* h, const double* bias, int m) { row<sigmoid>(h, bias, m); }

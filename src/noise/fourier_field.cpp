@@ -1,7 +1,7 @@
 #include <cmath>
 #include <numbers>
 
-#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/errors/error.hpp"
 #include "tokdyn/noise/gaussian_field.hpp"
 #include "tokdyn/noise/kernel_function.hpp"
 

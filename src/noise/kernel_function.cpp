@@ -5,7 +5,7 @@
 #include <numbers>
 #include <string>
 
-#include "tokdyn/core/lapack.hpp"
+#include "tokdyn/core/numerics/lapack.hpp"
 
 namespace tokdyn {
 namespace {

@@ -1,6 +1,6 @@
 #include <cmath>
 
-#include "tokdyn/core/random.hpp"
+#include "tokdyn/core/numerics/random.hpp"
 #include "tokdyn/noise/gaussian_field.hpp"
 
 namespace tokdyn {

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "tokdyn/core/blas.hpp"
-#include "tokdyn/core/random.hpp"
+#include "tokdyn/core/numerics/blas.hpp"
+#include "tokdyn/core/numerics/random.hpp"
 #include "tokdyn/run/memory.hpp"
 
 namespace tokdyn {

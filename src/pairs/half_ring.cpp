@@ -3,7 +3,7 @@
 #include <limits>
 #include <string>
 
-#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/errors/error.hpp"
 
 namespace tokdyn {
 

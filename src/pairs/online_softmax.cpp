@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "tokdyn/core/blas.hpp"
+#include "tokdyn/core/numerics/blas.hpp"
 #include "tokdyn/pairs/softmax_kernels.hpp"
 
 namespace tokdyn {

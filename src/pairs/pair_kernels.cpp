@@ -4,8 +4,8 @@
 #include <cstring>
 #include <limits>
 
-#include "tokdyn/core/fast_exp.hpp"
-#include "tokdyn/core/vector_clones.hpp"
+#include "tokdyn/core/numerics/fast_exp.hpp"
+#include "tokdyn/core/numerics/vector_clones.hpp"
 
 namespace tokdyn {
 namespace {

@@ -1,7 +1,7 @@
 #include "tokdyn/pairs/softmax_kernels.hpp"
 
-#include "tokdyn/core/fast_exp.hpp"
-#include "tokdyn/core/vector_clones.hpp"
+#include "tokdyn/core/numerics/fast_exp.hpp"
+#include "tokdyn/core/numerics/vector_clones.hpp"
 
 namespace tokdyn {
 namespace {

@@ -6,8 +6,8 @@
 #include <numbers>
 #include <stdexcept>
 
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/gather.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/mpi/gather.hpp"
 #include "tokdyn/spectral/dense_eigen.hpp"
 #include "tokdyn/spectral/distributed_layer_matrix.hpp"
 #include "tokdyn/spectral/eigensolver.hpp"

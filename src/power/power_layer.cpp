@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "tokdyn/core/blas.hpp"
-#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/numerics/blas.hpp"
+#include "tokdyn/core/errors/error.hpp"
 
 namespace tokdyn {
 

@@ -5,8 +5,8 @@
 #include <limits>
 #include <stdexcept>
 
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/lapack.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/numerics/lapack.hpp"
 #include "tokdyn/power/alignment.hpp"
 #include "tokdyn/spectral/layer_matrix.hpp"
 #include "tokdyn/power/power_layer.hpp"

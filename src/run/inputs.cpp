@@ -9,8 +9,8 @@
 #include <cstring>
 #include <sstream>
 
-#include "tokdyn/core/deck.hpp"
-#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/deck/deck.hpp"
+#include "tokdyn/core/errors/error.hpp"
 #include "tokdyn/io/input_file.hpp"
 
 namespace tokdyn {

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "tokdyn/core/deck.hpp"
-#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/deck/deck.hpp"
+#include "tokdyn/core/errors/error.hpp"
 
 namespace tokdyn {
 

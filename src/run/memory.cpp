@@ -8,8 +8,8 @@
 #include <limits>
 #include <sstream>
 
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/error_exit.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/errors/error_exit.hpp"
 
 namespace tokdyn {
 namespace {

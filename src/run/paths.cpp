@@ -6,9 +6,9 @@
 #include <utility>
 #include <vector>
 
-#include "tokdyn/core/comm.hpp"
-#include "tokdyn/core/deck.hpp"
-#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/mpi/comm.hpp"
+#include "tokdyn/core/deck/deck.hpp"
+#include "tokdyn/core/errors/error.hpp"
 
 namespace fs = std::filesystem;
 

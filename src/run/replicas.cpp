@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/errors/error.hpp"
 
 namespace tokdyn {
 

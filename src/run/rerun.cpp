@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <sstream>
 
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/version.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/console/version.hpp"
 #include "tokdyn/io/hdf5.hpp"
 #include "tokdyn/io/run_compare.hpp"
 #include "tokdyn/run/paths.hpp"

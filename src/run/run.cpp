@@ -8,14 +8,14 @@
 #include <ctime>
 #include <filesystem>
 
-#include "tokdyn/core/blas.hpp"
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/console_log.hpp"
-#include "tokdyn/core/error_exit.hpp"
-#include "tokdyn/core/fault.hpp"
-#include "tokdyn/core/phases.hpp"
-#include "tokdyn/core/progress.hpp"
-#include "tokdyn/core/signals.hpp"
+#include "tokdyn/core/numerics/blas.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/console/console_log.hpp"
+#include "tokdyn/core/errors/error_exit.hpp"
+#include "tokdyn/core/errors/fault.hpp"
+#include "tokdyn/core/console/phases.hpp"
+#include "tokdyn/core/console/progress.hpp"
+#include "tokdyn/core/console/signals.hpp"
 #include "tokdyn/run/keys.hpp"
 
 namespace fs = std::filesystem;

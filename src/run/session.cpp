@@ -5,10 +5,10 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "tokdyn/core/blas.hpp"
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/error_exit.hpp"
-#include "tokdyn/core/signals.hpp"
+#include "tokdyn/core/numerics/blas.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/errors/error_exit.hpp"
+#include "tokdyn/core/console/signals.hpp"
 #include "tokdyn/io/hdf5.hpp"
 
 namespace tokdyn {

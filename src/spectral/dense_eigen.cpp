@@ -5,8 +5,8 @@
 #include <numeric>
 #include <string>
 
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/phases.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/console/phases.hpp"
 
 extern "C" {
 void dgeev_(const char* jobvl, const char* jobvr, const int* n, double* a, const int* lda, double* wr, double* wi,

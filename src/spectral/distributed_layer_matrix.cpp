@@ -4,8 +4,8 @@
 #include <string>
 
 #include "tokdyn/pairs/ring_pass.hpp"
-#include "tokdyn/core/blas.hpp"
-#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/numerics/blas.hpp"
+#include "tokdyn/core/errors/error.hpp"
 
 namespace tokdyn {
 

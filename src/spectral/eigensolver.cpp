@@ -8,11 +8,11 @@
 #include <limits>
 #include <string>
 
-#include "tokdyn/core/deck.hpp"
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/phases.hpp"
-#include "tokdyn/core/petsc_owned.hpp"
-#include "tokdyn/core/random.hpp"
+#include "tokdyn/core/deck/deck.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/console/phases.hpp"
+#include "tokdyn/core/petsc/petsc_owned.hpp"
+#include "tokdyn/core/numerics/random.hpp"
 #include "tokdyn/spectral/dense_eigen.hpp"
 
 namespace tokdyn {

@@ -1,6 +1,6 @@
 #include "tokdyn/spectral/layer_matrix.hpp"
 
-#include "tokdyn/core/blas.hpp"
+#include "tokdyn/core/numerics/blas.hpp"
 
 namespace tokdyn {
 

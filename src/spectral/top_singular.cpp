@@ -4,9 +4,9 @@
 #include <cmath>
 #include <string>
 
-#include "tokdyn/core/blas.hpp"
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/lapack.hpp"
+#include "tokdyn/core/numerics/blas.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/numerics/lapack.hpp"
 
 namespace tokdyn {
 namespace {

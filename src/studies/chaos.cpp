@@ -5,8 +5,8 @@
 #include <limits>
 #include <memory>
 
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/random.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/numerics/random.hpp"
 #include "tokdyn/diagnostics/measure_distance.hpp"
 #include "tokdyn/meanfield/meanfield.hpp"
 #include "tokdyn/meanfield/quadrature.hpp"

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/errors/error.hpp"
 #include "tokdyn/diagnostics/fit.hpp"
 #include "tokdyn/dynamics/sde.hpp"
 #include "tokdyn/io/outputs.hpp"

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cmath>
 
-#include "tokdyn/core/blas.hpp"
-#include "tokdyn/core/comm.hpp"
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/lapack.hpp"
-#include "tokdyn/core/random.hpp"
+#include "tokdyn/core/numerics/blas.hpp"
+#include "tokdyn/core/mpi/comm.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/numerics/lapack.hpp"
+#include "tokdyn/core/numerics/random.hpp"
 #include "tokdyn/dynamics/sde.hpp"
 #include "tokdyn/noise/kernel_function.hpp"
 #include "tokdyn/sphere/sphere.hpp"

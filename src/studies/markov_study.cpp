@@ -3,9 +3,9 @@
 #include <cmath>
 #include <cstdio>
 
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/random.hpp"
-#include "tokdyn/core/signals.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/numerics/random.hpp"
+#include "tokdyn/core/console/signals.hpp"
 #include "tokdyn/io/outputs.hpp"
 #include "tokdyn/io/run_file.hpp"
 #include "tokdyn/markov/stages.hpp"

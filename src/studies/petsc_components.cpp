@@ -1,7 +1,7 @@
 #include "tokdyn/studies/petsc_components.hpp"
 
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/petsc_owned.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/petsc/petsc_owned.hpp"
 #include "tokdyn/markov/gradient_flow.hpp"
 #include "tokdyn/meanfield/circle_grid.hpp"
 #include "tokdyn/spectral/eigensolver.hpp"

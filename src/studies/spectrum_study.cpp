@@ -7,8 +7,8 @@
 #include <string>
 #include <utility>
 
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/progress.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/console/progress.hpp"
 #include "tokdyn/io/outputs.hpp"
 #include "tokdyn/io/run_file.hpp"
 #include "tokdyn/run/keys.hpp"

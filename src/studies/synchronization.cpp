@@ -5,9 +5,9 @@
 #include <cstdio>
 #include <optional>
 
-#include "tokdyn/core/comm.hpp"
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/random.hpp"
+#include "tokdyn/core/mpi/comm.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/numerics/random.hpp"
 #include "tokdyn/diagnostics/pair_statistics.hpp"
 #include "tokdyn/noise/activation.hpp"
 #include "tokdyn/sphere/sphere.hpp"

@@ -13,9 +13,9 @@
 #include <cstdio>
 #include <limits>
 
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/phases.hpp"
-#include "tokdyn/core/signals.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/console/phases.hpp"
+#include "tokdyn/core/console/signals.hpp"
 #include "tokdyn/io/outputs.hpp"
 #include "tokdyn/io/run_file.hpp"
 #include "tokdyn/train/charges.hpp"

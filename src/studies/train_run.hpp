@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "tokdyn/core/comm.hpp"
+#include "tokdyn/core/mpi/comm.hpp"
 #include "tokdyn/run/state.hpp"
 #include "tokdyn/studies/train_study.hpp"
 

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/errors/error.hpp"
 #include "tokdyn/run/keys.hpp"
 #include "tokdyn/train/optimizer.hpp"
 #include "train_run.hpp"

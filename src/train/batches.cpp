@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/partition.hpp"
-#include "tokdyn/core/random.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/mpi/partition.hpp"
+#include "tokdyn/core/numerics/random.hpp"
 
 namespace tokdyn {
 

@@ -6,8 +6,8 @@
 #include <cmath>
 
 #include "styles.hpp"
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/random.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/numerics/random.hpp"
 
 namespace tokdyn {
 

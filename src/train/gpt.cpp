@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/errors/error.hpp"
 #include "tokdyn/train/matmul.hpp"
 
 namespace tokdyn {

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <string>
 
-#include "tokdyn/core/random.hpp"
+#include "tokdyn/core/numerics/random.hpp"
 #include "tokdyn/train/gpt.hpp"
 
 namespace tokdyn {

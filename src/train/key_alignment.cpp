@@ -4,8 +4,8 @@
 #include <cmath>
 #include <numeric>
 
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/random.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/numerics/random.hpp"
 
 namespace tokdyn {
 

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "tokdyn/core/vector_clones.hpp"
+#include "tokdyn/core/numerics/vector_clones.hpp"
 
 namespace tokdyn {
 

@@ -5,7 +5,7 @@
 // The friction mu < 1 makes every charge <b, delta_A theta> decay.
 
 #include "styles.hpp"
-#include "tokdyn/core/random.hpp"
+#include "tokdyn/core/numerics/random.hpp"
 
 namespace tokdyn {
 

@@ -3,9 +3,9 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "tokdyn/core/deck.hpp"
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/random.hpp"
+#include "tokdyn/core/deck/deck.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/numerics/random.hpp"
 
 namespace tokdyn {
 

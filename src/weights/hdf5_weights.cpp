@@ -7,8 +7,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/partition.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/mpi/partition.hpp"
 #include "tokdyn/io/checkpoint.hpp"
 #include "tokdyn/io/hdf5.hpp"
 #include "tokdyn/io/outputs.hpp"

@@ -5,8 +5,8 @@
 #include <numbers>
 #include <sstream>
 
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/random.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/numerics/random.hpp"
 
 namespace tokdyn {
 

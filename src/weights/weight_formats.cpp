@@ -3,7 +3,7 @@
 #include <cmath>
 #include <filesystem>
 
-#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/errors/error.hpp"
 #include "tokdyn/weights/hdf5_weights.hpp"
 #include "tokdyn/weights/layer_weights.hpp"
 #include "tokdyn/weights/model_weights.hpp"

@@ -7,8 +7,8 @@
 
 #include "fuzz_support.hpp"
 #include "hdf5_builder.hpp"
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/partition.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/mpi/partition.hpp"
 #include "tokdyn/io/checkpoint.hpp"
 
 using namespace tokdyn;

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "fuzz_support.hpp"
-#include "tokdyn/core/deck.hpp"
-#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/deck/deck.hpp"
+#include "tokdyn/core/errors/error.hpp"
 
 using namespace tokdyn;
 

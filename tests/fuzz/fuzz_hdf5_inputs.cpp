@@ -8,8 +8,8 @@
 
 #include "fuzz_support.hpp"
 #include "hdf5_builder.hpp"
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/partition.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/mpi/partition.hpp"
 #include "tokdyn/io/token_file.hpp"
 #include "tokdyn/weights/hdf5_weights.hpp"
 

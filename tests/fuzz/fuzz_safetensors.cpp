@@ -5,7 +5,7 @@
 #include <cstdlib>
 
 #include "fuzz_support.hpp"
-#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/errors/error.hpp"
 #include "tokdyn/io/safetensors.hpp"
 
 using namespace tokdyn;

@@ -5,9 +5,9 @@
 #include <cstdlib>
 
 #include "fuzz_support.hpp"
-#include "tokdyn/core/comm.hpp"
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/partition.hpp"
+#include "tokdyn/core/mpi/comm.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/mpi/partition.hpp"
 #include "tokdyn/markov/sequences.hpp"
 
 using namespace tokdyn;

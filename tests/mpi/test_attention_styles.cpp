@@ -7,8 +7,8 @@
 
 #include "reference.hpp"
 #include "tokdyn/attention/attention.hpp"
-#include "tokdyn/core/comm.hpp"
-#include "tokdyn/core/random.hpp"
+#include "tokdyn/core/mpi/comm.hpp"
+#include "tokdyn/core/numerics/random.hpp"
 #include "tokdyn/sphere/sphere.hpp"
 
 using namespace tokdyn;

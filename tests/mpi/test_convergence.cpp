@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "tokdyn/core/comm.hpp"
+#include "tokdyn/core/mpi/comm.hpp"
 #include "tokdyn/diagnostics/fit.hpp"
 #include "tokdyn/studies/convergence.hpp"
 

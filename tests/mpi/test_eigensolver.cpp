@@ -9,9 +9,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "tokdyn/core/comm.hpp"
-#include "tokdyn/core/gather.hpp"
-#include "tokdyn/core/random.hpp"
+#include "tokdyn/core/mpi/comm.hpp"
+#include "tokdyn/core/mpi/gather.hpp"
+#include "tokdyn/core/numerics/random.hpp"
 #include "tokdyn/spectral/dense_eigen.hpp"
 #include "tokdyn/spectral/distributed_layer_matrix.hpp"
 #include "tokdyn/spectral/eigensolver.hpp"

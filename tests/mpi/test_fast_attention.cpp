@@ -9,9 +9,9 @@
 #include "reference.hpp"
 #include "tokdyn/attention/feature_attention.hpp"
 #include "tokdyn/attention/harmonic_attention.hpp"
-#include "tokdyn/core/comm.hpp"
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/random.hpp"
+#include "tokdyn/core/mpi/comm.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/numerics/random.hpp"
 #include "tokdyn/sphere/sphere.hpp"
 
 using namespace tokdyn;

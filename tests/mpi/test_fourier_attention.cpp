@@ -8,9 +8,9 @@
 #include "distributed.hpp"
 #include "reference.hpp"
 #include "tokdyn/attention/fourier_attention.hpp"
-#include "tokdyn/core/comm.hpp"
-#include "tokdyn/core/deck.hpp"
-#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/mpi/comm.hpp"
+#include "tokdyn/core/deck/deck.hpp"
+#include "tokdyn/core/errors/error.hpp"
 #include "tokdyn/diagnostics/pair_statistics.hpp"
 #include "tokdyn/sphere/sphere.hpp"
 

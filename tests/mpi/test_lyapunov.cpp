@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "tokdyn/core/comm.hpp"
+#include "tokdyn/core/mpi/comm.hpp"
 #include "tokdyn/diagnostics/lyapunov.hpp"
 
 using namespace tokdyn;

@@ -11,9 +11,9 @@
 #include <numeric>
 #include <vector>
 
-#include "tokdyn/core/comm.hpp"
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/random.hpp"
+#include "tokdyn/core/mpi/comm.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/numerics/random.hpp"
 #include "tokdyn/markov/one_layer.hpp"
 #include "tokdyn/markov/sequences.hpp"
 

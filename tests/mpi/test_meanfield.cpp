@@ -9,8 +9,8 @@
 
 #include "tokdyn/studies/keys.hpp"
 #include "tokdyn/studies/meanfield_study.hpp"
-#include "tokdyn/core/comm.hpp"
-#include "tokdyn/core/deck.hpp"
+#include "tokdyn/core/mpi/comm.hpp"
+#include "tokdyn/core/deck/deck.hpp"
 #include "tokdyn/diagnostics/fit.hpp"
 #include "tokdyn/meanfield/circle_grid.hpp"
 #include "tokdyn/meanfield/meanfield.hpp"

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "reference.hpp"
-#include "tokdyn/core/comm.hpp"
-#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/mpi/comm.hpp"
+#include "tokdyn/core/errors/error.hpp"
 #include "tokdyn/diagnostics/pair_statistics.hpp"
 #include "tokdyn/sphere/sphere.hpp"
 

@@ -11,10 +11,10 @@
 #include <numbers>
 #include <vector>
 
-#include "tokdyn/core/comm.hpp"
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/gather.hpp"
-#include "tokdyn/core/random.hpp"
+#include "tokdyn/core/mpi/comm.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/mpi/gather.hpp"
+#include "tokdyn/core/numerics/random.hpp"
 #include "tokdyn/diagnostics/fit.hpp"
 #include "tokdyn/power/alignment.hpp"
 #include "tokdyn/spectral/layer_matrix.hpp"

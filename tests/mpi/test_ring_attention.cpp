@@ -9,8 +9,8 @@
 #include "tokdyn/studies/keys.hpp"
 #include "tokdyn/attention/attention.hpp"
 #include "tokdyn/attention/ring_attention.hpp"
-#include "tokdyn/core/comm.hpp"
-#include "tokdyn/core/deck.hpp"
+#include "tokdyn/core/mpi/comm.hpp"
+#include "tokdyn/core/deck/deck.hpp"
 #include "tokdyn/diagnostics/pair_statistics.hpp"
 #include "tokdyn/sphere/sphere.hpp"
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "tokdyn/core/comm.hpp"
+#include "tokdyn/core/mpi/comm.hpp"
 #include "tokdyn/dynamics/sde.hpp"
 #include "tokdyn/sphere/sphere.hpp"
 

@@ -5,9 +5,9 @@
 #include <cmath>
 
 #include "reference.hpp"
-#include "tokdyn/core/comm.hpp"
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/random.hpp"
+#include "tokdyn/core/mpi/comm.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/numerics/random.hpp"
 #include "tokdyn/studies/synchronization.hpp"
 #include "tokdyn/sphere/sphere.hpp"
 

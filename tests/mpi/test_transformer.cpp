@@ -6,8 +6,8 @@
 #include <functional>
 #include <optional>
 
-#include "tokdyn/core/comm.hpp"
-#include "tokdyn/core/deck.hpp"
+#include "tokdyn/core/mpi/comm.hpp"
+#include "tokdyn/core/deck/deck.hpp"
 #include "tokdyn/diagnostics/pair_statistics.hpp"
 #include "tokdyn/dynamics/transformer.hpp"
 #include "tokdyn/sphere/sphere.hpp"

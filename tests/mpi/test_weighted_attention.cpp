@@ -10,8 +10,8 @@
 #include "reference.hpp"
 #include "tokdyn/studies/keys.hpp"
 #include "tokdyn/attention/attention.hpp"
-#include "tokdyn/core/comm.hpp"
-#include "tokdyn/core/deck.hpp"
+#include "tokdyn/core/mpi/comm.hpp"
+#include "tokdyn/core/deck/deck.hpp"
 #include "tokdyn/sphere/sphere.hpp"
 
 using namespace tokdyn;

@@ -2,8 +2,8 @@
 
 #include <cmath>
 
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/gather.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/mpi/gather.hpp"
 #include "tokdyn/pairs/masses.hpp"
 
 namespace tokdyn {

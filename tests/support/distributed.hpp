@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "tokdyn/attention/attention.hpp"
-#include "tokdyn/core/comm.hpp"
-#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/mpi/comm.hpp"
+#include "tokdyn/core/errors/error.hpp"
 
 namespace tokdyn::test {
 

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "tokdyn/core/random.hpp"
+#include "tokdyn/core/numerics/random.hpp"
 
 namespace tokdyn::test {
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "tokdyn/core/deck.hpp"
+#include "tokdyn/core/deck/deck.hpp"
 #include "tokdyn/train/optimizer.hpp"
 
 namespace tokdyn::test {

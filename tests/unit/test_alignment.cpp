@@ -6,9 +6,9 @@
 #include <numbers>
 #include <vector>
 
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/lapack.hpp"
-#include "tokdyn/core/random.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/numerics/lapack.hpp"
+#include "tokdyn/core/numerics/random.hpp"
 #include "tokdyn/power/alignment.hpp"
 #include "tokdyn/spectral/layer_matrix.hpp"
 #include "tokdyn/power/steering.hpp"

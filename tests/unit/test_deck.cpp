@@ -6,10 +6,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "tokdyn/core/deck.hpp"
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/key_table.hpp"
-#include "tokdyn/core/suggest.hpp"
+#include "tokdyn/core/deck/deck.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/deck/key_table.hpp"
+#include "tokdyn/core/errors/suggest.hpp"
 
 using namespace tokdyn;
 

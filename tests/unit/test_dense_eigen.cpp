@@ -4,7 +4,7 @@
 #include <cmath>
 #include <vector>
 
-#include "tokdyn/core/random.hpp"
+#include "tokdyn/core/numerics/random.hpp"
 #include "tokdyn/spectral/dense_eigen.hpp"
 #include "tokdyn/spectral/eigensolver.hpp"
 

@@ -5,8 +5,8 @@
 #include <limits>
 #include <vector>
 
-#include "tokdyn/core/fast_exp.hpp"
-#include "tokdyn/core/random.hpp"
+#include "tokdyn/core/numerics/fast_exp.hpp"
+#include "tokdyn/core/numerics/random.hpp"
 
 using namespace tokdyn;
 

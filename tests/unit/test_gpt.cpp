@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "tokdyn/core/random.hpp"
+#include "tokdyn/core/numerics/random.hpp"
 #include "tokdyn/train/gpt.hpp"
 
 namespace tokdyn {

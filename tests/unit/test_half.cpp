@@ -1,4 +1,4 @@
-// F16 / BF16 <-> double (core/half.hpp): known bit patterns, every pattern round-trips, ties to even,
+// F16 / BF16 <-> double (core/numerics/half.hpp): known bit patterns, every pattern round-trips, ties to even,
 // rounding once from the double, and agreement with the compiler's own _Float16 and float conversions.
 #include <gtest/gtest.h>
 
@@ -7,8 +7,8 @@
 #include <cstring>
 #include <limits>
 
-#include "tokdyn/core/half.hpp"
-#include "tokdyn/core/random.hpp"
+#include "tokdyn/core/numerics/half.hpp"
+#include "tokdyn/core/numerics/random.hpp"
 
 namespace tokdyn {
 namespace {

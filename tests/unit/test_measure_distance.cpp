@@ -8,8 +8,8 @@
 #include <numeric>
 #include <vector>
 
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/random.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/numerics/random.hpp"
 #include "tokdyn/diagnostics/fit.hpp"
 #include "tokdyn/diagnostics/measure_distance.hpp"
 #include "tokdyn/sphere/sphere.hpp"

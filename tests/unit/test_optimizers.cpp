@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "optimizers.hpp"
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/random.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/numerics/random.hpp"
 #include "tokdyn/train/optimizer.hpp"
 
 namespace tokdyn {

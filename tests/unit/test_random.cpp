@@ -4,7 +4,7 @@
 #include <cmath>
 #include <vector>
 
-#include "tokdyn/core/random.hpp"
+#include "tokdyn/core/numerics/random.hpp"
 
 using namespace tokdyn;
 

@@ -10,7 +10,7 @@
 #include <numeric>
 #include <vector>
 
-#include "tokdyn/core/random.hpp"
+#include "tokdyn/core/numerics/random.hpp"
 #include "tokdyn/pairs/pair_kernels.hpp"
 #include "tokdyn/pairs/reference_kernels.hpp"
 #include "tokdyn/pairs/softmax_kernels.hpp"

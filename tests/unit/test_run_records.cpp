@@ -10,8 +10,8 @@
 #include <sstream>
 #include <thread>
 
-#include "tokdyn/core/console_log.hpp"
-#include "tokdyn/core/phases.hpp"
+#include "tokdyn/core/console/console_log.hpp"
+#include "tokdyn/core/console/phases.hpp"
 #include "tokdyn/run/paths.hpp"
 
 namespace tokdyn {

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/half.hpp"
-#include "tokdyn/core/random.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/numerics/half.hpp"
+#include "tokdyn/core/numerics/random.hpp"
 #include "tokdyn/io/safetensors.hpp"
 
 namespace tokdyn {

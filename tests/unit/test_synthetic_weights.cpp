@@ -5,7 +5,7 @@
 #include <cmath>
 #include <complex>
 
-#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/errors/error.hpp"
 #include "tokdyn/spectral/dense_eigen.hpp"
 #include "tokdyn/spectral/layer_matrix.hpp"
 #include "tokdyn/weights/synthetic_weights.hpp"

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <vector>
 
-#include "tokdyn/core/lapack.hpp"
-#include "tokdyn/core/random.hpp"
+#include "tokdyn/core/numerics/lapack.hpp"
+#include "tokdyn/core/numerics/random.hpp"
 #include "tokdyn/spectral/top_singular.hpp"
 
 namespace tokdyn {

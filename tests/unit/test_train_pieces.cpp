@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <vector>
 
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/random.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/numerics/random.hpp"
 #include "tokdyn/train/key_alignment.hpp"
 #include "tokdyn/train/matmul.hpp"
 #include "tokdyn/train/symmetry_biases.hpp"

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "tokdyn/core/partition.hpp"
-#include "tokdyn/core/key_table.hpp"
-#include "tokdyn/core/registry.hpp"
+#include "tokdyn/core/mpi/partition.hpp"
+#include "tokdyn/core/deck/key_table.hpp"
+#include "tokdyn/core/deck/registry.hpp"
 
 namespace tokdyn {
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "tokdyn/core/comm.hpp"
-#include "tokdyn/core/partition.hpp"
+#include "tokdyn/core/mpi/comm.hpp"
+#include "tokdyn/core/mpi/partition.hpp"
 
 namespace tokdyn {
 

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "tokdyn/attention/attention.hpp"
-#include "tokdyn/core/comm.hpp"
-#include "tokdyn/core/partition.hpp"
+#include "tokdyn/core/mpi/comm.hpp"
+#include "tokdyn/core/mpi/partition.hpp"
 #include "tokdyn/diagnostics/pair_statistics.hpp"
 #include "tokdyn/dynamics/dynamics.hpp"
 #include "tokdyn/io/run_file.hpp"

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "tokdyn/core/partition.hpp"
+#include "tokdyn/core/mpi/partition.hpp"
 #include "tokdyn/io/hdf5.hpp"
 
 namespace tokdyn {

@@ -80,7 +80,7 @@ struct SafetensorsEntry {
 };
 
 // Writes entries (in order, contiguous) to PATH.part and renames it to path. F32 rounds like a C++
-// cast, F16/BF16 round to nearest-even (core/half.hpp). Used by tests and by converters.
+// cast, F16/BF16 round to nearest-even (core/numerics/half.hpp). Used by tests and by converters.
 void write_safetensors(const std::string& path, const std::vector<SafetensorsEntry>& entries,
                        const std::map<std::string, std::string>& metadata = {});
 

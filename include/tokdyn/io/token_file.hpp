@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "tokdyn/core/partition.hpp"
+#include "tokdyn/core/mpi/partition.hpp"
 
 namespace tokdyn {
 

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "tokdyn/core/petsc_owned.hpp"
+#include "tokdyn/core/petsc/petsc_owned.hpp"
 #include "tokdyn/markov/one_layer.hpp"
 
 namespace tokdyn {

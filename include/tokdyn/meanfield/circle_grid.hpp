@@ -15,7 +15,7 @@
 #include <memory>
 #include <vector>
 
-#include "tokdyn/core/petsc_owned.hpp"
+#include "tokdyn/core/petsc/petsc_owned.hpp"
 #include "tokdyn/meanfield/meanfield.hpp"
 #include "tokdyn/noise/brownian_path.hpp"
 #include "tokdyn/noise/gaussian_field.hpp"

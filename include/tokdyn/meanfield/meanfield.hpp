@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "tokdyn/attention/attention.hpp"
-#include "tokdyn/core/registry.hpp"
+#include "tokdyn/core/deck/registry.hpp"
 #include "tokdyn/noise/gaussian_field.hpp"
 
 namespace tokdyn {

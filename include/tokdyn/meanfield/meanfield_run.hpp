@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <memory>
 
-#include "tokdyn/core/comm.hpp"
-#include "tokdyn/core/partition.hpp"
+#include "tokdyn/core/mpi/comm.hpp"
+#include "tokdyn/core/mpi/partition.hpp"
 #include "tokdyn/meanfield/meanfield.hpp"
 #include "tokdyn/run/state.hpp"
 

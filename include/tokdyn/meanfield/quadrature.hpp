@@ -9,7 +9,7 @@
 #include <optional>
 #include <vector>
 
-#include "tokdyn/core/partition.hpp"
+#include "tokdyn/core/mpi/partition.hpp"
 #include "tokdyn/diagnostics/pair_statistics.hpp"
 #include "tokdyn/meanfield/meanfield.hpp"
 #include "tokdyn/dynamics/sde.hpp"

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "tokdyn/core/random.hpp"
+#include "tokdyn/core/numerics/random.hpp"
 
 namespace tokdyn {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "tokdyn/core/registry.hpp"
+#include "tokdyn/core/deck/registry.hpp"
 #include "tokdyn/noise/mlp_kernel.hpp"
 
 namespace tokdyn {

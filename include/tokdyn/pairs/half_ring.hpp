@@ -15,8 +15,8 @@
 #include <functional>
 #include <vector>
 
-#include "tokdyn/core/blas.hpp"
-#include "tokdyn/core/partition.hpp"
+#include "tokdyn/core/numerics/blas.hpp"
+#include "tokdyn/core/mpi/partition.hpp"
 
 namespace tokdyn {
 

@@ -9,7 +9,7 @@
 #include <functional>
 #include <vector>
 
-#include "tokdyn/core/partition.hpp"
+#include "tokdyn/core/mpi/partition.hpp"
 
 namespace tokdyn {
 

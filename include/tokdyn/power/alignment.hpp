@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "tokdyn/core/partition.hpp"
+#include "tokdyn/core/mpi/partition.hpp"
 #include "tokdyn/weights/layer_weights.hpp"
 
 namespace tokdyn {

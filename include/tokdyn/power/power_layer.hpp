@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "tokdyn/attention/attention.hpp"
-#include "tokdyn/core/partition.hpp"
+#include "tokdyn/core/mpi/partition.hpp"
 #include "tokdyn/weights/layer_weights.hpp"
 
 namespace tokdyn {

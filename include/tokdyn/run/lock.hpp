@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "tokdyn/core/comm.hpp"
+#include "tokdyn/core/mpi/comm.hpp"
 
 namespace tokdyn {
 

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "tokdyn/core/comm.hpp"
+#include "tokdyn/core/mpi/comm.hpp"
 
 namespace tokdyn {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "tokdyn/core/comm.hpp"
+#include "tokdyn/core/mpi/comm.hpp"
 #include "tokdyn/run/state.hpp"
 
 namespace tokdyn {

@@ -7,8 +7,8 @@
 
 #include <string>
 
-#include "tokdyn/core/comm.hpp"
-#include "tokdyn/core/deck.hpp"
+#include "tokdyn/core/mpi/comm.hpp"
+#include "tokdyn/core/deck/deck.hpp"
 #include "tokdyn/io/run_file.hpp"
 #include "tokdyn/run/run.hpp"
 

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "tokdyn/core/comm.hpp"
-#include "tokdyn/core/deck.hpp"
+#include "tokdyn/core/mpi/comm.hpp"
+#include "tokdyn/core/deck/deck.hpp"
 #include "tokdyn/io/checkpoint.hpp"
 #include "tokdyn/io/run_file.hpp"
 #include "tokdyn/run/inputs.hpp"
@@ -85,7 +85,7 @@ class Run {
   [[noreturn]] void fail(RunState& state, RunFile& file, const std::string& message);
   void finish_files();
   void release_locks();
-  // The run's summary: loop time, time per phase (core/phases.hpp), memory, the state's own lines.
+  // The run's summary: loop time, time per phase (core/console/phases.hpp), memory, the state's own lines.
   void print_summary(const RunState& state, double elapsed, double steps, double peak) const;
 
   const Comm& comm_;

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "tokdyn/core/partition.hpp"
+#include "tokdyn/core/mpi/partition.hpp"
 #include "tokdyn/weights/layer_weights.hpp"
 
 namespace tokdyn {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "tokdyn/core/partition.hpp"
-#include "tokdyn/core/petsc_owned.hpp"
+#include "tokdyn/core/mpi/partition.hpp"
+#include "tokdyn/core/petsc/petsc_owned.hpp"
 #include "tokdyn/spectral/distributed_layer_matrix.hpp"
 
 namespace tokdyn {

@@ -2,8 +2,8 @@
 // tables of doc/performance.md. It writes no file.
 #pragma once
 
-#include "tokdyn/core/comm.hpp"
-#include "tokdyn/core/deck.hpp"
+#include "tokdyn/core/mpi/comm.hpp"
+#include "tokdyn/core/deck/deck.hpp"
 
 namespace tokdyn {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "tokdyn/core/comm.hpp"
+#include "tokdyn/core/mpi/comm.hpp"
 #include "tokdyn/meanfield/meanfield.hpp"
 #include "tokdyn/run/replicas.hpp"
 

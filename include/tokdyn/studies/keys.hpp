@@ -10,7 +10,7 @@
 #include <string>
 
 #include "tokdyn/attention/attention.hpp"
-#include "tokdyn/core/deck.hpp"
+#include "tokdyn/core/deck/deck.hpp"
 #include "tokdyn/dynamics/initial_tokens.hpp"
 #include "tokdyn/dynamics/token_run.hpp"
 #include "tokdyn/meanfield/meanfield.hpp"

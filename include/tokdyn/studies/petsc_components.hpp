@@ -1,4 +1,4 @@
-// The PETSc objects tokdyn's commands configure from single-dash options (core/petsc_options.hpp), each
+// The PETSc objects tokdyn's commands configure from single-dash options (core/petsc/petsc_options.hpp), each
 // probed through the set-up of the module that owns it:
 //   "eps"   a SLEPc EPS (Krylov-Schur, NHEP) on a matrix, with its ST, BV, DS and RG (spectrum, power)
 //   "dmda"  the mean-field grid's periodic 1-d DMDA with its vectors and scatter-to-all (meanfield, converge)
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "tokdyn/core/petsc_options.hpp"
+#include "tokdyn/core/petsc/petsc_options.hpp"
 
 namespace tokdyn {
 

@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <string>
 
-#include "tokdyn/core/comm.hpp"
-#include "tokdyn/core/deck.hpp"
+#include "tokdyn/core/mpi/comm.hpp"
+#include "tokdyn/core/deck/deck.hpp"
 #include "tokdyn/run/memory.hpp"
 #include "tokdyn/run/run.hpp"
 #include "tokdyn/run/state.hpp"

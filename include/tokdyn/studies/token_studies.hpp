@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "tokdyn/core/partition.hpp"
+#include "tokdyn/core/mpi/partition.hpp"
 #include "tokdyn/diagnostics/pair_statistics.hpp"
 #include "tokdyn/attention/attention.hpp"
 #include "tokdyn/dynamics/dynamics.hpp"

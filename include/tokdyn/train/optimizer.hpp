@@ -16,9 +16,9 @@
 #include <utility>
 #include <vector>
 
-#include "tokdyn/core/deck.hpp"
-#include "tokdyn/core/key_table.hpp"
-#include "tokdyn/core/registry.hpp"
+#include "tokdyn/core/deck/deck.hpp"
+#include "tokdyn/core/deck/key_table.hpp"
+#include "tokdyn/core/deck/registry.hpp"
 
 namespace tokdyn {
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/registry.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/deck/registry.hpp"
 
 namespace tokdyn {
 

@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "tokdyn/core/registry.hpp"
+#include "tokdyn/core/deck/registry.hpp"
 #include "tokdyn/weights/layer_weights.hpp"
 #include "tokdyn/weights/synthetic_weights.hpp"
 

@@ -10,7 +10,7 @@
 #include "tokdyn/attention/feature_attention.hpp"
 #include "tokdyn/attention/harmonic_attention.hpp"
 #include "tokdyn/attention/ring_attention.hpp"
-#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/errors/error.hpp"
 
 namespace tokdyn {
 namespace {

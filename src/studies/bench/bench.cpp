@@ -12,8 +12,8 @@
 
 #include "kernel.hpp"
 #include "tokdyn/attention/attention.hpp"
-#include "tokdyn/core/blas.hpp"
-#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/numerics/blas.hpp"
+#include "tokdyn/core/errors/error.hpp"
 #include "tokdyn/noise/random_mlp.hpp"
 #include "tokdyn/sphere/sphere.hpp"
 

@@ -1,7 +1,7 @@
 // bench circle: E_beta and the mean of N points on S^1 by the Fourier series, O(N p): points/s.
 #include "kernel.hpp"
 #include "tokdyn/attention/fourier_attention.hpp"
-#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/errors/error.hpp"
 
 namespace tokdyn {
 namespace {

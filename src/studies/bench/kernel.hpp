@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "tokdyn/core/comm.hpp"
-#include "tokdyn/core/deck.hpp"
-#include "tokdyn/core/partition.hpp"
-#include "tokdyn/core/registry.hpp"
+#include "tokdyn/core/mpi/comm.hpp"
+#include "tokdyn/core/deck/deck.hpp"
+#include "tokdyn/core/mpi/partition.hpp"
+#include "tokdyn/core/deck/registry.hpp"
 
 namespace tokdyn {
 

@@ -6,8 +6,8 @@
 
 #include "kernel.hpp"
 #include "tokdyn/attention/bessel_series.hpp"
-#include "tokdyn/core/blas.hpp"
-#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/numerics/blas.hpp"
+#include "tokdyn/core/errors/error.hpp"
 
 namespace tokdyn {
 

@@ -5,7 +5,7 @@
 #include <cstdio>
 
 #include "kernel.hpp"
-#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/errors/error.hpp"
 #include "tokdyn/markov/one_layer.hpp"
 #include "tokdyn/markov/sequences.hpp"
 

@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "kernel.hpp"
-#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/errors/error.hpp"
 #include "tokdyn/io/run_file.hpp"
 
 namespace tokdyn {

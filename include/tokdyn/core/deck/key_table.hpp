@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "tokdyn/core/deck.hpp"
+#include "tokdyn/core/deck/deck.hpp"
 
 namespace tokdyn {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "tokdyn/core/comm.hpp"
+#include "tokdyn/core/mpi/comm.hpp"
 
 namespace tokdyn {
 

@@ -1,10 +1,10 @@
-#include "tokdyn/core/lapack.hpp"
+#include "tokdyn/core/numerics/lapack.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <string>
 
-#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/errors/error.hpp"
 
 extern "C" {
 void dsyevd_(const char* jobz, const char* uplo, const int* n, double* a, const int* lda, double* w, double* work,

@@ -1,4 +1,4 @@
-#include "tokdyn/core/suggest.hpp"
+#include "tokdyn/core/errors/suggest.hpp"
 
 #include <algorithm>
 #include <utility>

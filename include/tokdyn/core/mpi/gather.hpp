@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "tokdyn/core/partition.hpp"
+#include "tokdyn/core/mpi/partition.hpp"
 
 namespace tokdyn {
 

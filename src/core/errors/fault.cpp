@@ -1,11 +1,11 @@
-#include "tokdyn/core/fault.hpp"
+#include "tokdyn/core/errors/fault.hpp"
 
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <new>
 
-#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/errors/error.hpp"
 
 namespace tokdyn {
 

@@ -1,4 +1,4 @@
-#include "tokdyn/core/phases.hpp"
+#include "tokdyn/core/console/phases.hpp"
 
 #include <mpi.h>
 #include <petscsys.h>

@@ -1,7 +1,7 @@
 // Refusing single-dash options nothing reads: PETSc marks every option it looks up as used, so after
 // SlepcInitialize and the SetFromOptions of tiny instances of the command's PETSc objects, what is still
 // unused would be ignored by the run too.
-#include "tokdyn/core/petsc_options.hpp"
+#include "tokdyn/core/petsc/petsc_options.hpp"
 
 #include <petscviewer.h>
 
@@ -10,8 +10,8 @@
 #include <set>
 #include <utility>
 
-#include "tokdyn/core/deck.hpp"
-#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/deck/deck.hpp"
+#include "tokdyn/core/errors/error.hpp"
 
 namespace tokdyn {
 namespace {

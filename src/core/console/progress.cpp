@@ -1,4 +1,4 @@
-#include "tokdyn/core/progress.hpp"
+#include "tokdyn/core/console/progress.hpp"
 
 #include <cstdio>
 

@@ -1,4 +1,4 @@
-#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/errors/error.hpp"
 
 #include <sstream>
 

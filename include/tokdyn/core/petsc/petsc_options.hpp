@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "tokdyn/core/comm.hpp"
+#include "tokdyn/core/mpi/comm.hpp"
 
 namespace tokdyn {
 

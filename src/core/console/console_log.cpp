@@ -1,4 +1,4 @@
-#include "tokdyn/core/console_log.hpp"
+#include "tokdyn/core/console/console_log.hpp"
 
 #include <cstdio>
 #include <vector>

@@ -1,4 +1,4 @@
-#include "tokdyn/core/error_exit.hpp"
+#include "tokdyn/core/errors/error_exit.hpp"
 
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "tokdyn/core/console_log.hpp"
-#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/console/console_log.hpp"
+#include "tokdyn/core/errors/error.hpp"
 
 namespace tokdyn {
 namespace {

@@ -1,4 +1,4 @@
-#include "tokdyn/core/blas.hpp"
+#include "tokdyn/core/numerics/blas.hpp"
 
 // Weak: resolved when OpenBLAS is linked, null otherwise.
 extern "C" void openblas_set_num_threads(int) __attribute__((weak));

@@ -1,9 +1,9 @@
-#include "tokdyn/core/signals.hpp"
+#include "tokdyn/core/console/signals.hpp"
 
 #include <csignal>
 #include <initializer_list>
 
-#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/errors/error.hpp"
 
 namespace tokdyn {
 namespace {

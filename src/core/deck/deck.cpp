@@ -1,4 +1,4 @@
-#include "tokdyn/core/deck.hpp"
+#include "tokdyn/core/deck/deck.hpp"
 
 #include <boost/program_options.hpp>
 #include <algorithm>
@@ -12,8 +12,8 @@
 #include <iomanip>
 #include <sstream>
 
-#include "tokdyn/core/error.hpp"
-#include "tokdyn/core/suggest.hpp"
+#include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/errors/suggest.hpp"
 
 namespace po = boost::program_options;
 

@@ -1,4 +1,4 @@
-#include "tokdyn/core/random.hpp"
+#include "tokdyn/core/numerics/random.hpp"
 
 #include <Random123/boxmuller.hpp>
 #include <Random123/philox.h>

@@ -1,10 +1,10 @@
-#include "tokdyn/core/comm.hpp"
+#include "tokdyn/core/mpi/comm.hpp"
 
 #include <algorithm>
 #include <cstdio>
 
-#include "tokdyn/core/console_log.hpp"
-#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/console/console_log.hpp"
+#include "tokdyn/core/errors/error.hpp"
 
 namespace tokdyn {
 

@@ -1,8 +1,8 @@
-#include "tokdyn/core/gather.hpp"
+#include "tokdyn/core/mpi/gather.hpp"
 
 #include <stdexcept>
 
-#include "tokdyn/core/error.hpp"
+#include "tokdyn/core/errors/error.hpp"
 
 namespace tokdyn {
 
