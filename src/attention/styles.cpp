@@ -1,6 +1,4 @@
 // The list of attention styles: adding a style is its class (with the keys it reads) plus one line here.
-#include <algorithm>
-
 #include "tokdyn/attention/attention.hpp"
 #include "tokdyn/attention/feature_attention.hpp"
 #include "tokdyn/attention/fourier_attention.hpp"
@@ -54,12 +52,9 @@ AttentionRegistry& registry() {
 
 void AttentionRegistry::add(const std::string& name, const std::string& help, const AttentionTraits& traits,
                             Factory factory, const KeyTable<AttentionSpec>* keys) {
-  Registry::add(name, help, std::move(factory));
+  KeyedRegistry::add(name, help, std::move(factory), keys);
   traits_[name] = traits;
-  if (keys && std::find(keys_.begin(), keys_.end(), keys) == keys_.end()) keys_.push_back(keys);
 }
-
-std::vector<const KeyTable<AttentionSpec>*> AttentionRegistry::key_tables() const { return keys_; }
 
 const AttentionTraits& AttentionRegistry::traits(const std::string& name) const {
   require(name);

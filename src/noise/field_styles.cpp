@@ -1,4 +1,4 @@
-// The Gaussian-field representations: a new one is its class plus one line here.
+// The Gaussian-field representations: a new one is its class (with the keys it reads) plus one line here.
 #include "tokdyn/noise/gaussian_field.hpp"
 #include "tokdyn/run/memory.hpp"
 
@@ -8,9 +8,10 @@ const FieldRegistry& field_styles() {
   static const FieldRegistry registry = [] {
     FieldRegistry r("noise field");
     r.add("fourier", "truncated Karhunen-Loeve (Fourier) modes of the exact kernel on S^1 (d = 2)",
-          [](const FieldParams& p) { return std::make_unique<FourierField>(p); });
+          [](const FieldParams& p) { return std::make_unique<FourierField>(p); }, &FourierField::keys());
     r.add("features", "quenched random features (any d): M fixed hidden units, Brownian output weights",
-          [](const FieldParams& p) { return std::make_unique<RandomFeatureField>(p); });
+          [](const FieldParams& p) { return std::make_unique<RandomFeatureField>(p); },
+          &RandomFeatureField::keys());
     return r;
   }();
   return registry;

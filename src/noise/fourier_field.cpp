@@ -11,6 +11,13 @@ constexpr int kMaxOrder = 2048;
 constexpr int kPoints = 16384;  // trapezoidal points on [0, pi]
 }  // namespace
 
+const KeyTable<FieldParams>& FourierField::keys() {
+  static const KeyTable<FieldParams> table = KeyTable<FieldParams>("noise").real(
+      "kl_tolerance", &FieldParams::kl_tolerance, 1e-6, "fourier: neglected variance / kappa(1) of the truncation",
+      0.0, 1.0, true);
+  return table;
+}
+
 FourierField::FourierField(const FieldParams& p) : GaussianField(p.kernel.d) {
   if (d_ != 2) throw InputError("noise.field = fourier needs model.d = 2 (Fourier modes are the KL basis of S^1)");
   // c_n = (2 - [n = 0]) / pi * int_0^pi kappa(cos t) cos(n t) dt by the trapezoidal rule, spectrally accurate

@@ -5,6 +5,12 @@
 
 namespace tokdyn {
 
+const KeyTable<FieldParams>& RandomFeatureField::keys() {
+  static const KeyTable<FieldParams> table = KeyTable<FieldParams>("noise").integer(
+      "features", &FieldParams::features, 1024, "features: number M of random features", 1, 1 << 24);
+  return table;
+}
+
 RandomFeatureField::RandomFeatureField(const FieldParams& p)
     : GaussianField(p.kernel.d), act_(p.kernel.act), m_(p.features), sigma_w_(p.kernel.sigma_w) {
   const RandomStream stream(p.seed, Purpose::field_u);

@@ -37,6 +37,37 @@ struct SyntheticWeights::Layer {
   std::int64_t key = -1;
 };
 
+const KeyTable<SyntheticSpec>& SyntheticWeights::keys() {
+  using S = SyntheticSpec;
+  static const KeyTable<S> table =
+      KeyTable<S>("synthetic")
+          .choice("kind", &S::kind, "dominant", {"dominant", "degenerate", "complex", "symmetric", "random"},
+                  "prescribed spectrum of synthetic layers: strictly dominant real lambda_1, near-degenerate "
+                  "lambda_1 ~ lambda_2, complex dominant pair, symmetric, or random Gaussian O and V")
+          .integer("d", &S::d, 64, "model width d", 2, 1 << 20)
+          .integer("heads", &S::heads, 1, "heads H (divides d; head size d/H)", 1, 1 << 16)
+          .integer("layers", &S::layers, 12, "layers of the synthetic model", 1)
+          .boolean("shared", &S::shared, true,
+                   "one set of weights for every layer (ALBERT-like); false: drawn per layer")
+          .real("lambda1", &S::lambda1, 1.0, "leading eigenvalue lambda_1 (modulus of the pair for kind = complex)")
+          .real("gap", &S::gap, 0.3, "ratio step between outliers: lambda_{k+1} = lambda_k (1 - gap)", 0.0, 1.0, true)
+          .real("angle", &S::angle, 0.5, "argument of the complex dominant pair lambda_1 e^{+-i angle} (radians)",
+                0.0, std::numbers::pi, true)
+          .real("degeneracy", &S::degeneracy, 1e-3, "kind = degenerate: lambda_2 = lambda_1 (1 - degeneracy)", 0.0,
+                1.0, true)
+          .integer("outliers", &S::outliers, 3, "leading eigenvalues placed exactly (a complex pair counts 2)", 2)
+          .real("bulk", &S::bulk, 0.8, "radius of the bulk disk relative to the smallest outlier's modulus", 0.0,
+                1.0, true)
+          .real("nonnormality", &S::nonnormality, 0.1,
+                "scale of T's strictly upper band relative to |lambda_1| (keep it small at large d: the bulk "
+                "eigenvalues of a non-normal T are ill-conditioned)",
+                0.0)
+          .integer("reflectors", &S::reflectors, 8, "Householder reflectors in each orthogonal factor", 1, 64)
+          .integer("seed", &S::seed, 1, "seed of the synthetic weights (independent of run.seed)", 0)
+          .real("qk_scale", &S::qk_scale, 1.0, "Q, K entries ~ N(0, qk_scale^2 / d)", 0.0);
+  return table;
+}
+
 SyntheticWeights::SyntheticWeights(const SyntheticSpec& s) : spec_(s) {
   if (s.d < 2) throw InputError("synthetic.d = " + std::to_string(s.d) + " must be at least 2");
   if (s.heads < 1 || s.d % s.heads != 0)

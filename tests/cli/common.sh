@@ -38,14 +38,15 @@ deck_command() {
 }
 
 # deck_test_size COMMAND: sets the array `extra` to the overrides that run a shipped deck of COMMAND at test
-# size (the long studies reduced).
+# size (the long studies reduced; a transformer deck to 40 layers: grid-d128 and fig1 run 150 and 2000).
 deck_test_size() {
   extra=()
   case "$1" in
     converge) extra=(--converge.levels=2 --converge.replicas=2 --model.N=16 --meanfield.points=1024) ;;
     lyapunov) extra=(--lyapunov.replicas=100) ;;
     synchronize) extra=(--synchronize.replicas=2 --model.N=16 --mlp.width=64 --model.L=100 --run.progress_interval=1000) ;;
-    transformer | sde) extra=(--run.progress_interval=1000) ;;
+    transformer) extra=(--model.L=40 --run.progress_interval=1000) ;;
+    sde) extra=(--run.progress_interval=1000) ;;
     meanfield) extra=(--model.L=4 --model.T=0.2) ;;
     spectrum) extra=(--synthetic.d=256 --run.progress_interval=0) ;;
     markov) extra=(--flow.time=5 --flow.records=5) ;;

@@ -1,7 +1,7 @@
 # Every shipped deck runs to completion at 2 ranks (as doc/running.md promises), writes a run file that
 # describes itself (check_described.py), and `tokdyn rerun --check` repeats it bit for bit (rerun.sh does
 # it for the default deck at 1 rank). A deck names its command in a "# command: NAME" line (default
-# transformer); the long studies run at reduced size here.
+# transformer); the long runs are reduced here (common.sh: deck_test_size).
 source "$(dirname "$0")/common.sh"
 outs=()
 for deck in "$SRC"/input/*.ini; do

@@ -98,20 +98,16 @@ struct AttentionTraits {
 
 struct AttentionSpec;
 
-class AttentionRegistry : public Registry<Attention, const AttentionContext&> {
+class AttentionRegistry : public KeyedRegistry<Attention, AttentionSpec, const AttentionContext&> {
  public:
-  using Registry::Registry;
-  // keys: the [attention] keys the style reads (its class's keys(), shared by a style's variants), null when
-  // it reads none beyond the common ones.
+  using KeyedRegistry::KeyedRegistry;
+  // keys: the [attention] keys the style reads beyond the common ones (its class's keys()), null when none.
   void add(const std::string& name, const std::string& help, const AttentionTraits& traits, Factory factory,
            const KeyTable<AttentionSpec>* keys = nullptr);
   const AttentionTraits& traits(const std::string& name) const;  // InputError for an unknown name
-  // The styles' own key tables, each once, in the order the styles were added.
-  std::vector<const KeyTable<AttentionSpec>*> key_tables() const;
 
  private:
   std::map<std::string, AttentionTraits> traits_;
-  std::vector<const KeyTable<AttentionSpec>*> keys_;
 };
 // Every attention style (src/attention/styles.cpp lists the built-in ones).
 const AttentionRegistry& attention_styles();

@@ -43,7 +43,7 @@ class GaussianField {
   int d_;
 };
 
-using FieldRegistry = Registry<GaussianField, const FieldParams&>;
+using FieldRegistry = KeyedRegistry<GaussianField, FieldParams, const FieldParams&>;
 const FieldRegistry& field_styles();
 
 // The field of params.style.
@@ -56,6 +56,7 @@ void field_memory(MemoryEstimate& memory, const FieldParams& params, std::int64_
 class FourierField final : public GaussianField {
  public:
   explicit FourierField(const FieldParams& params);
+  static const KeyTable<FieldParams>& keys();  // noise.kl_tolerance
   std::int64_t modes() const override { return 1 + 2 * order_; }
   void evaluate(const double* x, std::int64_t n, double* phi) const override;
   void variance(const double* x, std::int64_t n, double* v, double* grad_v) const override;
@@ -75,6 +76,7 @@ class FourierField final : public GaussianField {
 class RandomFeatureField final : public GaussianField {
  public:
   explicit RandomFeatureField(const FieldParams& params);
+  static const KeyTable<FieldParams>& keys();  // noise.features
   std::int64_t modes() const override { return m_ + 1; }
   void evaluate(const double* x, std::int64_t n, double* phi) const override;
   void variance(const double* x, std::int64_t n, double* v, double* grad_v) const override;

@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "tokdyn/core/deck/key_table.hpp"
 #include "tokdyn/weights/layer_weights.hpp"
 
 namespace tokdyn {
@@ -35,6 +36,8 @@ struct SyntheticSpec {
 class SyntheticWeights final : public WeightSource {
  public:
   explicit SyntheticWeights(const SyntheticSpec& spec);  // InputError on inconsistent keys
+  // The [synthetic] keys, bound to SyntheticSpec's members.
+  static const KeyTable<SyntheticSpec>& keys();
 
   int d() const override { return spec_.d; }
   int heads() const override { return spec_.heads; }

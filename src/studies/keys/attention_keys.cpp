@@ -25,7 +25,7 @@ void add_attention_keys(DeckSchema& s) {
   s.add_file("attention.weights_file", "", "HDF5 file with datasets Q, K, V of shape [d, d] (for type file)");
   s.add_int("attention.seed", 7, "seed of the Gaussian Q, K, V and of the random features", 0);
   // The keys of the styles themselves (attention.precision, tolerance, features), declared by their classes.
-  for (const KeyTable<AttentionSpec>* keys : attention_styles().key_tables()) keys->declare(s);
+  attention_styles().declare_keys(s);
 }
 
 AttentionSpec attention_spec_from_deck(const Deck& deck) {
@@ -37,7 +37,7 @@ AttentionSpec attention_spec_from_deck(const Deck& deck) {
   w.beta = deck.get_real("attention.beta");
   w.seed = static_cast<std::uint64_t>(deck.get_int("attention.seed"));
   w.file = deck.get_text("attention.weights_file");
-  for (const KeyTable<AttentionSpec>* keys : attention_styles().key_tables()) keys->read(deck, a);
+  attention_styles().read_keys(deck, a);
   for (int t = 0; t < 3; ++t) {
     const std::string k = kAttentionMatrixKeys[t];
     w.matrices[t] = {deck.get_text(k), deck.get_real(k + "_scale")};

@@ -28,8 +28,7 @@ MlpParams mlp_params_from_deck(const Deck& deck) {
 
 void add_field_keys(DeckSchema& s) {
   s.add_choice("noise.field", "features", field_styles().names(), "representation of the Gaussian field");
-  s.add_real("noise.kl_tolerance", 1e-6, "fourier: neglected variance / kappa(1) of the truncation", 0.0, 1.0, true);
-  s.add_int("noise.features", 1024, "features: number M of random features", 1, 1 << 24);
+  field_styles().declare_keys(s);  // noise.kl_tolerance, noise.features: declared by the field classes
 }
 
 FieldParams field_params_from_deck(const Deck& deck, int d) {
@@ -37,8 +36,7 @@ FieldParams field_params_from_deck(const Deck& deck, int d) {
   p.style = deck.get_text("noise.field");
   p.kernel = MlpKernel{&activation(deck.get_text("mlp.activation")), d, deck.get_real("mlp.sigma_u"),
                        deck.get_real("mlp.sigma_w")};
-  p.kl_tolerance = deck.get_real("noise.kl_tolerance");
-  p.features = deck.get_int("noise.features");
+  field_styles().read_keys(deck, p);
   p.seed = static_cast<std::uint64_t>(deck.get_int("run.seed"));
   return p;
 }

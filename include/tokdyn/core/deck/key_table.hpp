@@ -6,6 +6,7 @@
 //       .boolean("nesterov", &SgdmSettings::nesterov, true, "SGDM: Nesterov momentum");
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
 #include <functional>
 #include <limits>
@@ -33,13 +34,23 @@ class KeyTable {
                         [=](const S& in) { return key + " " + real_text(in.*member); }});
     return *this;
   }
-  // An integer key in [min, max], as DeckSchema::add_int.
-  KeyTable& integer(const std::string& key, int S::*member, int def, const std::string& help, int min,
-                    int max = std::numeric_limits<int>::max()) {
+  // An integer key in [min, max], as DeckSchema::add_int, held in an integer member of any width.
+  template <class I>
+  KeyTable& integer(const std::string& key, I S::*member, std::int64_t def, const std::string& help,
+                    std::int64_t min, std::int64_t max = std::numeric_limits<std::int64_t>::max()) {
     const std::string name = section_ + "." + key;
     entries_.push_back({[=](DeckSchema& s) { s.add_int(name, def, help, min, max); },
-                        [=](const Deck& d, S& out) { out.*member = static_cast<int>(d.get_int(name)); },
+                        [=](const Deck& d, S& out) { out.*member = static_cast<I>(d.get_int(name)); },
                         [=](const S& in) { return key + " " + std::to_string(in.*member); }});
+    return *this;
+  }
+  // One of the words of `choices`, as DeckSchema::add_choice.
+  KeyTable& choice(const std::string& key, std::string S::*member, const std::string& def,
+                   const std::vector<std::string>& choices, const std::string& help) {
+    const std::string name = section_ + "." + key;
+    entries_.push_back({[=](DeckSchema& s) { s.add_choice(name, def, choices, help); },
+                        [=](const Deck& d, S& out) { out.*member = d.get_text(name); },
+                        [=](const S& in) { return key + " " + in.*member; }});
     return *this;
   }
   KeyTable& boolean(const std::string& key, bool S::*member, bool def, const std::string& help) {
