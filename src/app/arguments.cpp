@@ -9,12 +9,11 @@
 #include "tokdyn/core/petsc/petsc_options.hpp"
 
 namespace tokdyn {
-namespace {
-// The run options that are flags.
+
+// The run options that are flags (a const at namespace scope: internal linkage).
 const std::pair<const char*, bool RunRequest::*> kFlags[] = {
     {"--force", &RunRequest::force}, {"--resume", &RunRequest::resume}, {"--status", &RunRequest::status},
     {"--dry-run", &RunRequest::dry_run}, {"--check", &RunRequest::check}};
-}  // namespace
 
 Arguments split_arguments(const std::vector<std::string>& args) {
   Arguments a;
