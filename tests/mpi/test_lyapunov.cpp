@@ -7,6 +7,7 @@
 
 #include "tokdyn/core/mpi/comm.hpp"
 #include "tokdyn/diagnostics/lyapunov.hpp"
+#include "tokdyn/studies/pair_replicas.hpp"
 
 using namespace tokdyn;
 

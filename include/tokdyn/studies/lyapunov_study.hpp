@@ -6,6 +6,7 @@
 #include <string>
 
 #include "tokdyn/diagnostics/lyapunov.hpp"
+#include "tokdyn/studies/pair_replicas.hpp"
 #include "tokdyn/studies/study.hpp"
 
 namespace tokdyn {
