@@ -21,7 +21,8 @@ std::string run_options_help(const Command& c) {
          "  --restart FILE    continue the run of checkpoint FILE (its deck, unless a deck is given: it must agree)\n"
          "  --status          what the run's files are (absent, running, checkpointed, damaged, interrupted, failed,\n"
          "                    complete) and what --resume would do\n"
-         "  --dry-run         print the resolved deck, the memory estimate per rank and the planned run; write nothing\n";
+         "  --dry-run         the run's checks (files, lock, memory) and exit code, the resolved deck, the memory\n"
+         "                    estimate per rank and the planned run; writes nothing\n";
   s += "  --force           replace an existing output" +
        std::string(c.outputs == Outputs::run ? ", checkpoint or partial file (never a running run's)" : "") + "\n";
   return s;

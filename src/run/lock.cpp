@@ -74,6 +74,13 @@ std::string holder(const std::map<std::string, std::string>& lock) {
 
 }  // namespace
 
+namespace {
+std::string in_use(const std::map<std::string, std::string>& lock, const std::string& path, const std::string& what) {
+  return what + " '" + path.substr(0, path.size() - 5) + "' is in use: lock '" + path + "' held by " + holder(lock) +
+         "; wait for that run to end (or, if it is gone, remove the lock)";
+}
+}  // namespace
+
 void RunLock::acquire(const Comm& comm, const std::string& path, const std::string& run_id, const std::string& what) {
   path_ = path;
   std::string problem, note;
@@ -107,8 +114,7 @@ void RunLock::acquire(const Comm& comm, const std::string& path, const std::stri
       const auto lock = read_lock(path);
       const std::string why = stale_reason(lock);
       if (why.empty()) {
-        problem = what + " '" + path.substr(0, path.size() - 5) + "' is in use: lock '" + path + "' held by " +
-                  holder(lock) + "; wait for that run to end (or, if it is gone, remove the lock)";
+        problem = in_use(lock, path, what);
         break;
       }
       note = "removed the stale lock '" + path + "' of " + holder(lock) + " (" + why + ")";
@@ -118,6 +124,15 @@ void RunLock::acquire(const Comm& comm, const std::string& path, const std::stri
   }
   require_all(comm.get(), problem.empty(), problem);
   if (held_) cleanup_ = add_exit_cleanup([p = path_] { ::unlink(p.c_str()); });
+}
+
+void RunLock::check(const Comm& comm, const std::string& path, const std::string& what) {
+  std::string problem;
+  if (comm.root() && ::access(path.c_str(), F_OK) == 0) {
+    const auto lock = read_lock(path);
+    if (stale_reason(lock).empty()) problem = in_use(lock, path, what);
+  }
+  require_all(comm.get(), problem.empty(), problem);
 }
 
 void RunLock::release() {

@@ -167,20 +167,23 @@ void Run::resolve(const DeckSchema& schema, const RunRequest& request, const std
         changed_input(parse_inputs(request.inputs_record, request.inputs_origin), inputs_, request.inputs_origin);
     if (!changed.empty()) throw InputError(changed);
   }
-  if (request.dry_run) {
-    deck_ = std::move(deck);
-    dry_run_ = true;
-    return;
-  }
+  // A dry run makes every check the run makes (files, locks, the output's state; the study adds memory) and
+  // changes nothing: it exits as the run would.
+  dry_run_ = request.dry_run;
   if (!request.restart.empty())
     for (const std::string& mine : {paths_.output, paths_.partial})
       require_all(comm_.get(), absolute_path(mine) != absolute_path(request.restart),
                   "--restart '" + request.restart + "' is the same file as the run's output '" + mine + "'");
   run_id_ = reader ? reader->identity().run_id : new_run_id(comm_);
-  lock_.acquire(comm_, paths_.lock, run_id_);
+  if (dry_run_) {
+    RunLock::check(comm_, paths_.lock);
+    if (!paths_.checkpoint.empty()) RunLock::check(comm_, paths_.checkpoint + ".lock", "checkpoint");
+  } else {
+    lock_.acquire(comm_, paths_.lock, run_id_);
+  }
   // The checkpoint has a lock of its own: a run whose run.checkpoint names a running run's checkpoint
   // (or its output: the same lock) is refused instead of deleting it.
-  if (!paths_.checkpoint.empty()) {
+  if (!paths_.checkpoint.empty() && !dry_run_) {
     try {
       checkpoint_lock_.acquire(comm_, paths_.checkpoint + ".lock", run_id_, "checkpoint");
     } catch (...) {
@@ -195,7 +198,8 @@ void Run::resolve(const DeckSchema& schema, const RunRequest& request, const std
       const RunFileHeader out = read_facts(comm_, paths_.output);
       if (out.run_id == run_id_) {
         // The run finished after this checkpoint (its removal was cut short): nothing is left to do.
-        if (absolute_path(ckpt) == absolute_path(paths_.checkpoint)) remove_collectively(paths_.checkpoint, comm_.get());
+        if (absolute_path(ckpt) == absolute_path(paths_.checkpoint) && !dry_run_)
+          remove_collectively(paths_.checkpoint, comm_.get());
         comm_.print("'" + paths_.output + "' is this run, finished: nothing to do");
         release_locks();
         done_ = true;
@@ -230,11 +234,12 @@ void Run::resolve(const DeckSchema& schema, const RunRequest& request, const std
   }
   if (!checkpoint_) {
     // A fresh start: a checkpoint of an earlier run at this place would be mistaken for this run's.
-    if (exists_on_root(comm_, paths_.checkpoint)) remove_collectively(paths_.checkpoint, comm_.get());
+    if (exists_on_root(comm_, paths_.checkpoint) && !dry_run_) remove_collectively(paths_.checkpoint, comm_.get());
     if (request.resume && exists_on_root(comm_, paths_.partial))
       comm_.print("'" + paths_.partial + "' has no checkpoint: starting the run again");
   }
   deck_ = std::move(deck);
+  if (dry_run_) return;
   watch_directory(directory_of(paths_.output));
   watch_directory(directory_of(paths_.checkpoint));
   if (comm_.root())

@@ -5,6 +5,7 @@ namespace tokdyn {
 int drive_study(Run& run, Study& study) {
   if (run.dry_run()) {
     run.print_dry_run(study.memory(), study.banner(), study.plan());
+    run.require_memory(study.memory());  // refused as the run would be
     return 0;
   }
   run.require_memory(study.memory());

@@ -15,6 +15,7 @@ t0=$SECONDS
 expect_error 2 "output 'busy.h5' is in use: lock 'busy.h5.lock' held by pid [0-9]+ on host $(hostname)" \
   "${long[@]}" --run.output=busy.h5 --resume
 expect_error 2 "output 'busy.h5' is in use" "${long[@]}" --run.output=busy.h5 --force
+expect_error 2 "output 'busy.h5' is in use" "${long[@]}" --run.output=busy.h5 --force --dry-run  # as the run
 [ $((SECONDS - t0)) -le 10 ] || fail "refusing a locked output took $((SECONDS - t0)) s"
 kill -0 "$launcher" || fail "the first run did not survive the second one: $(cat busy.log)"
 # The status of a locked run says it is running, and where.

@@ -65,6 +65,23 @@ grep -qE "checkpoints 'plan.ckpt.h5' \(every 4 steps, on SIGTERM/SIGINT/SIGUSR1\
 run 2 transformer "$SRC/input/default.ini" "${plan[@]}" > run.txt || fail "the planned run: $(cat run.txt)"
 written=$("$PYTHON" -c "import h5py,sys; f=h5py.File(sys.argv[1],'r'); print(len(f['diagnostics/layer']), len(f['tokens/layer']))" plan.h5)
 [ "$written" = "4 5" ] || fail "the run wrote diagnostics, snapshots '$written', the dry run planned '4 5'"
+# A dry run makes the run's checks and exits as the run would: an existing output, a leftover checkpoint or
+# more memory than allowed is refused with the run's message (exit 2; a live run's lock: lock.sh); with
+# --force, or a --resume of the finished run (nothing to do), it says yes. Nothing is written or removed.
+expect_error 2 "output 'plan.h5' exists \(pass --force to replace it\)" transformer "$SRC/input/default.ini" \
+  "${plan[@]}" --dry-run
+run 2 transformer "$SRC/input/default.ini" "${plan[@]}" --dry-run --force > force.txt || fail "--force: $(cat force.txt)"
+run 2 transformer "$SRC/input/default.ini" "${plan[@]}" --dry-run --resume > resume.txt ||
+  fail "--resume of the finished run: $(cat resume.txt)"
+grep -q "is complete with this deck: nothing to do" resume.txt || fail "--dry-run --resume said: $(cat resume.txt)"
+touch left.ckpt.h5
+expect_error 2 "checkpoint 'left.ckpt.h5' exists: continue it with --resume, or pass --force" transformer \
+  "$SRC/input/default.ini" --model.L=2 --run.output=left.h5 --dry-run
+[ -e left.ckpt.h5 ] || fail "a dry run removed a checkpoint"
+rm left.ckpt.h5
+expect_error 2 "memory" transformer "$SRC/input/default.ini" --model.N=100000000 --run.max_memory=1MB --dry-run
+[ "$(ls | grep -Ev '^(out|plan|run|force|resume)\.txt$|^plan\.(h5|log)$|^(codes|err)\.txt$' | wc -l)" = 0 ] ||
+  fail "a dry run wrote: $(ls)"
 cd ..
 expect_error 2 "tokdyn bench keeps no run file or checkpoints: --dry-run does not apply" bench --dry-run
 

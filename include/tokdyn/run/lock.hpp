@@ -18,6 +18,9 @@ class RunLock {
   RunLock(const RunLock&) = delete;
   RunLock& operator=(const RunLock&) = delete;
   ~RunLock() { release(); }
+  // Collective, changes nothing: InputError on every rank, acquire's message, when a live run holds the lock
+  // (a dry run's check).
+  static void check(const Comm& comm, const std::string& path, const std::string& what = "output");
   // Removes the lock (rank 0; no MPI call, so it is safe on an error path).
   void release();
   bool held() const { return held_; }
