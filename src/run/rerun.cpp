@@ -77,7 +77,8 @@ RunFileHeader rerun_header(const Comm& comm, const RunRequest& request) {
                      "without --check agrees to round-off)");
   if (r.ranks != comm.size())
     throw InputError("'" + path + "' was run on " + std::to_string(r.ranks) + " rank" + (r.ranks == 1 ? "" : "s") +
-                     ": rerun it on as many (mpiexec -n " + std::to_string(r.ranks) + " tokdyn rerun " + path + ")");
+                     ": rerun it on as many (mpiexec -n " + std::to_string(r.ranks) + " tokdyn rerun " + path +
+                     (request.check ? " --check" : "") + ")");
   return r;
 }
 

@@ -462,9 +462,14 @@ void Run::print_summary(const RunState& state, double elapsed, double steps, dou
   const double ranks = comm_.size();
   char line[256];
   const double rate = elapsed > 0 ? steps / elapsed : 0, work = state.work_per_step() * steps;
-  std::snprintf(line, sizeof line, "loop time %s on %d rank%s for %.0f %ss: %.3g %ss/s, %.3g %s/s", format_seconds(elapsed).c_str(),
-                comm_.size(), comm_.size() == 1 ? "" : "s", steps, unit_.c_str(), rate, unit_.c_str(),
-                elapsed > 0 ? work / elapsed : 0.0, state.work_unit().c_str());
+  // The work rate too when the work is not the steps themselves (pairs, token-layers; not markov's records).
+  char work_rate[96] = "";
+  if (state.work_unit() != unit_ + "s")
+    std::snprintf(work_rate, sizeof work_rate, ", %.3g %s/s", elapsed > 0 ? work / elapsed : 0.0,
+                  state.work_unit().c_str());
+  std::snprintf(line, sizeof line, "loop time %s on %d rank%s for %.0f %ss: %.3g %ss/s%s",
+                format_seconds(elapsed).c_str(), comm_.size(), comm_.size() == 1 ? "" : "s", steps, unit_.c_str(), rate,
+                unit_.c_str(), work_rate);
   comm_.print(line);
   comm_.print("  phase         mean s     max s   %time      calls");
   double accounted = 0;

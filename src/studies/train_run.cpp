@@ -74,12 +74,25 @@ const DeclaredOutputs kTrainDeclared("train", kTrainOutputs);
 // ~1e2 epsilon after 1e3 steps).
 constexpr double kRoundoffCharges = 1e3;
 
-// A token as it prints: control characters and blanks escaped.
+// A token as it prints: a blank quoted, newline and tab by name, every other control character as \xNN (a raw
+// one would move the cursor or ring the terminal); other bytes, UTF-8 included, as they are.
 std::string token_text(const std::string& token) {
-  if (token == "\n") return "\\n";
-  if (token == "\t") return "\\t";
   if (token == " ") return "' '";
-  return token;
+  std::string out;
+  for (unsigned char c : token) {
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c < 0x20 || c == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      out += hex;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
 }
 
 template <class T>

@@ -9,6 +9,8 @@ echo "ok: default.ini at 1 rank: $(grep 'bit for bit' rerun.txt)"
 
 # The refusals, on the default deck's run of 1 rank.
 expect_error 2 "was run on 1 rank: rerun it on as many \(mpiexec -n 1 tokdyn rerun default.h5\)" rerun default.h5
+expect_error 2 "was run on 1 rank: rerun it on as many \(mpiexec -n 1 tokdyn rerun default.h5 --check\)" rerun \
+  default.h5 --check  # the hint keeps the options given
 expect_error 1 "output .default.rerun.h5. exists \(pass --force" rerun default.h5
 run 1 rerun default.h5 --check --force > again.txt 2>&1 || fail "rerun --force: $(cat again.txt)"
 run 1 rerun default.h5 --check --run.output=elsewhere.h5 > named.txt 2>&1 || fail "rerun to a named output: $(cat named.txt)"

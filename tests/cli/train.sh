@@ -87,6 +87,13 @@ assert a[0] == b[0] and abs(a[-1] - b[-1]) > 1e-9, (a, b)" || fail "eval_biases 
 # Markov data and PReLU.
 run 2 train "$text" "${small[@]}" --train.data=markov --model.mlp=prelu --run.output=markov.h5 > markov.log
 grep -q "a Markov chain's path.*vocabulary 4" markov.log || fail "markov banner: $(head -n 1 markov.log)"
+# The key-bias table names tokens with control characters escaped: a backspace prints as \x08, never raw.
+for _ in $(seq 300); do printf 'ab\bc '; done > control.txt
+run 1 train "$SRC/input/train-bq.ini" "${small[@]}" --train.text_file=control.txt --run.output=control.h5 > control.log \
+  || fail "control characters: $(tail -n 3 control.log)"
+grep -q "key-bias alignment" control.log || fail "no key-bias table: $(cat control.log)"
+! grep -q $'\b' control.log || fail "a raw backspace in the console: $(grep -a $'\b' control.log | cat -A)"
+grep -qF '\x08' control.log || fail "the backspace token is not shown as \\x08: $(grep -a 'largest' control.log)"
 # Input errors.
 expect_error 2 "must be a multiple of train.eval_every" train "$text" --train.steps=12 --train.eval_every=5 --run.output=bad.h5
 expect_error 2 "train.text_file .nothing.txt. cannot be opened" train "$text" --train.text_file=nothing.txt --run.output=bad.h5
