@@ -195,19 +195,22 @@ hid_t RunFile::study_group(const std::string& name) {
       .first->second;
 }
 
-hid_t RunFile::study_series(const std::string& group, const std::string& name, hid_t type,
+hid_t RunFile::study_series(const std::string& group, const std::string& name, OutputType type,
                             const std::vector<hsize_t>& row_dims) {
   const std::string key = group + "/" + name;
   auto it = study_series_.find(key);
-  if (it != study_series_.end()) return it->second;
+  if (it != study_series_.end()) return it->second;  // checked when first written: a row costs no lookup
+  require_output(key, type);
   const hid_t g = study_group(group);
-  h5::Handle d = h5::exists(g, name) ? h5::open_dataset(g, name) : h5::create_series(g, name, type, row_dims);
+  h5::Handle d = h5::exists(g, name) ? h5::open_dataset(g, name)
+                                     : h5::create_series(g, name, type == OutputType::integer ? H5T_STD_I64LE
+                                                                                              : H5T_IEEE_F64LE,
+                                                         row_dims);
   return study_series_.emplace(key, std::move(d)).first->second;
 }
 
 hid_t RunGroup::series(const std::string& name, OutputType type, const std::vector<hsize_t>& row_dims) {
-  require_output(name_ + "/" + name, type);
-  return file_->study_series(name_, name, type == OutputType::integer ? H5T_STD_I64LE : H5T_IEEE_F64LE, row_dims);
+  return file_->study_series(name_, name, type, row_dims);
 }
 
 void RunGroup::write(const std::string& name, const std::vector<double>& values, const std::vector<hsize_t>& shape) {

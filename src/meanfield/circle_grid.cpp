@@ -351,7 +351,7 @@ void CircleGridSolver::restore(const std::vector<double>& rows, std::int64_t cou
 }
 
 // The restored file holds theta and the density rows up to the checkpoint: the next snapshot appends a row.
-void CircleGridSolver::resume_snapshots(RunGroup& group) { snapshots_begun_ = group.rows("density") > 0; }
+void CircleGridSolver::resume_snapshots(RunGroup group) { snapshots_begun_ = group.rows("density") > 0; }
 
 bool CircleGridSolver::finite() {
   const PetscScalar* x = nullptr;
@@ -363,7 +363,7 @@ bool CircleGridSolver::finite() {
   return bad == 0;
 }
 
-void CircleGridSolver::write_snapshot(RunGroup& group, std::uint64_t row) {
+void CircleGridSolver::write_snapshot(RunGroup group, std::uint64_t row) {
   if (!snapshots_begun_) {
     std::vector<double> theta(params_.cells);
     for (std::int64_t i = 0; i < params_.cells; ++i) theta[i] = (static_cast<double>(i) + 0.5) * width_;

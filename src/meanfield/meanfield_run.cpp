@@ -91,10 +91,7 @@ std::string MeanFieldRun::observe(std::int64_t layer, RunFile& file) {
     if (!finite_observables(o)) problem = "the mass, E_beta or the mean token is NaN or Inf after layer " + std::to_string(layer);
     file.write_diagnostics(observables_row(layer, time_of(layer), o));
   }
-  if (snapshot_at(layer)) {
-    RunGroup group = file.group("meanfield");
-    solver_.write_snapshot(group, snapshot_row_++);
-  }
+  if (snapshot_at(layer)) solver_.write_snapshot(file.group("meanfield"), snapshot_row_++);
   return problem;
 }
 
@@ -116,8 +113,7 @@ void MeanFieldRun::restore(const CheckpointReader& in, RunFile& file) {
   const std::int64_t layer = in.identity().step;
   snapshot_row_ = 0;
   for (std::int64_t l = 0; l <= layer; ++l) snapshot_row_ += snapshot_at(l) ? 1 : 0;
-  RunGroup group = file.group("meanfield");
-  solver_.resume_snapshots(group);
+  solver_.resume_snapshots(file.group("meanfield"));
 }
 
 void MeanFieldRun::finish(RunFile& file) {

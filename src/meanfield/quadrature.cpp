@@ -93,7 +93,7 @@ void QuadratureSolver::restore(const std::vector<double>& rows, std::int64_t) {
 }
 
 // The restored file holds the masses and the point rows up to the checkpoint: the next snapshot appends a row.
-void QuadratureSolver::resume_snapshots(RunGroup& group) { snapshots_begun_ = group.rows("points") > 0; }
+void QuadratureSolver::resume_snapshots(RunGroup group) { snapshots_begun_ = group.rows("points") > 0; }
 
 bool QuadratureSolver::finite() {
   int bad = 0;
@@ -102,7 +102,7 @@ bool QuadratureSolver::finite() {
   return bad == 0;
 }
 
-void QuadratureSolver::write_snapshot(RunGroup& group, std::uint64_t row) {
+void QuadratureSolver::write_snapshot(RunGroup group, std::uint64_t row) {
   const auto begin = static_cast<hsize_t>(partition_.begin(rank_)), count = static_cast<hsize_t>(partition_.count(rank_));
   if (!snapshots_begun_) {
     // A dataset written whole takes every rank's copy of the values (rank 0 writes them): once, n doubles.

@@ -125,7 +125,9 @@ class RunFile {
   friend class RunGroup;
   RunFile(MPI_Comm comm) : comm_(comm) {}
   hid_t study_group(const std::string& name);
-  hid_t study_series(const std::string& group, const std::string& name, hid_t type, const std::vector<hsize_t>& row_dims);
+  // A series of a group, checked against the declarations when it is first used (then kept open).
+  hid_t study_series(const std::string& group, const std::string& name, OutputType type,
+                     const std::vector<hsize_t>& row_dims);
   hid_t series(const std::string& name, hid_t type, const std::vector<hsize_t>& row_dims);
   hid_t diagnostics_group();  // created on first use: a study without diagnostics has no empty group
   void describe();            // io/outputs.hpp; names what no declaration covers

@@ -59,8 +59,8 @@ class CircleGridSolver final : public MeanFieldSolver {
   std::vector<double> state() const override;
   void restore(const std::vector<double>& rows, std::int64_t counter) override;
   std::int64_t counter() const override { return refinement_; }
-  void resume_snapshots(RunGroup& group) override;
-  void write_snapshot(RunGroup& group, std::uint64_t row) override;
+  void resume_snapshots(RunGroup group) override;
+  void write_snapshot(RunGroup group, std::uint64_t row) override;
   std::int64_t size() const override { return params_.cells; }
   std::string size_unit() const override { return "cells"; }
 

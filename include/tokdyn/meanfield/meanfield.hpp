@@ -55,7 +55,7 @@ class MeanFieldSolver {
   virtual bool finite() = 0;
   // Appends the current measure as row `row` of the solver's snapshot series in group (/meanfield); the
   // first also writes what the rows are read with (grid: theta; points: masses). Collective.
-  virtual void write_snapshot(RunGroup& group, std::uint64_t row) = 0;
+  virtual void write_snapshot(RunGroup group, std::uint64_t row) = 0;
   // The measure on every rank as weighted points: points [n, d], masses [n] summing to 1 (grid: the cell
   // centres and the cell masses, in cell order from theta = 0). Collective.
   virtual void gather_measure(std::vector<double>& points, std::vector<double>& masses) = 0;
@@ -71,7 +71,7 @@ class MeanFieldSolver {
   virtual std::int64_t counter() const { return 0; }
   // A restarted run: the snapshot series of group (restored with the run file) continued from its rows.
   // Collective.
-  virtual void resume_snapshots(RunGroup& group) = 0;
+  virtual void resume_snapshots(RunGroup group) = 0;
   // Size of the discretisation (cells or points) and its unit, for the progress line.
   virtual std::int64_t size() const = 0;
   virtual std::string size_unit() const = 0;

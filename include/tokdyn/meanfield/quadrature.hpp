@@ -40,8 +40,8 @@ class QuadratureSolver final : public MeanFieldSolver {
   int state_width() const override { return d_; }
   std::vector<double> state() const override { return x_; }
   void restore(const std::vector<double>& rows, std::int64_t counter) override;
-  void resume_snapshots(RunGroup& group) override;
-  void write_snapshot(RunGroup& group, std::uint64_t row) override;
+  void resume_snapshots(RunGroup group) override;
+  void write_snapshot(RunGroup group, std::uint64_t row) override;
   std::int64_t size() const override { return partition_.n_global; }
   std::string size_unit() const override { return "points"; }
 
