@@ -10,8 +10,11 @@
 #   TOKDYN_LAUNCH  how the ranks start: mpiexec (default) or srun (`srun --mpi=pmix`); further words are
 #                  options of that launcher, e.g. 'srun --mpi=pmi2' or 'mpiexec --bind-to core'
 #   TOKDYN_PYTHON  the interpreter of postprocess/ (numpy, h5py, matplotlib, scipy; default: python3 on PATH)
+#   TOKDYN_DRY_RUN set by the sweep scripts before they submit (lib-sweep.sh): a task script run by hand with
+#                  it set runs `tokdyn ... --dry-run` on one rank instead of the run, so that every check the
+#                  run makes (deck, files, lock, memory) is made before anything is queued
 
-job_fail() { echo "tokdyn job ${SLURM_JOB_ID:-}: $*" >&2; exit 2; }
+job_fail() { echo "tokdyn job${SLURM_JOB_ID:+ $SLURM_JOB_ID}: $*" >&2; exit 2; }
 job_usage() { echo "$*" >&2; exit 2; }
 
 # Site set-up first: `module load` may be what puts mpiexec, tokdyn or python3 on PATH. Module systems and
@@ -41,6 +44,7 @@ export OPENBLAS_NUM_THREADS=1
 launch_ranks() {
   local -a words
   [ -x "$TOKDYN" ] || job_fail "no tokdyn binary '$TOKDYN' (set TOKDYN, put tokdyn on PATH or build $TOKDYN_SRC/build)"
+  if [ -n "${TOKDYN_DRY_RUN:-}" ]; then launch=(tokdyn_dry_run); return; fi
   read -r -a words <<< "${TOKDYN_LAUNCH:-mpiexec}"
   case "${words[0]:-}" in
     mpiexec) launch=("${words[@]}" -n "$1" "$TOKDYN") ;;
@@ -49,6 +53,9 @@ launch_ranks() {
     *) job_fail "TOKDYN_LAUNCH must be mpiexec or srun (with options), not '${TOKDYN_LAUNCH:-}'" ;;
   esac
 }
+
+# tokdyn_dry_run ARGS...: the launch of TOKDYN_DRY_RUN: tokdyn ARGS --dry-run on this machine, one rank.
+tokdyn_dry_run() { "$TOKDYN" "$@" --dry-run; }
 
 # run_checkpointable NP ARGS...: tokdyn ARGS on NP ranks, stoppable by Slurm: the launcher runs in the
 # background, and SIGUSR1 (sbatch --signal=B:USR1@T) or SIGTERM to this shell reaches it as SIGUSR1, which
@@ -60,6 +67,11 @@ run_checkpointable() {
   local np=$1 rc
   shift
   launch_ranks "$np"
+  if [ -n "${TOKDYN_DRY_RUN:-}" ]; then
+    "${launch[@]}" "$@" --resume
+    status="dry-run: checked"
+    return
+  fi
   "${launch[@]}" "$@" --resume &
   local launcher=$!
   trap 'kill -USR1 "'"$launcher"'" 2>/dev/null || true' USR1 TERM
@@ -77,8 +89,30 @@ run_checkpointable() {
   if [ "$rc" -ne 0 ] && [ "${status%%:*}" != checkpointed ]; then exit "$rc"; fi
 }
 
+# python_problem: prints one line saying why TOKDYN_PYTHON cannot run postprocess/ (a missing interpreter, a
+# module it cannot import), nothing when it can. The sweep scripts ask before they submit; the jobs that
+# post-process their own run ask before the run, so that a missing h5py costs seconds, not the run.
+python_problem() {
+  local err missing where
+  command -v "$TOKDYN_PYTHON" >/dev/null \
+    || { echo "no Python interpreter '$TOKDYN_PYTHON' (TOKDYN_PYTHON; Debian's is /usr/bin/python3)"; return; }
+  err=$("$TOKDYN_PYTHON" -c 'import numpy, h5py, matplotlib, scipy' 2>&1) && return 0
+  missing=$(sed -n "s/.*No module named '\([^'.]*\).*/\1/p" <<< "$err" | head -n 1)
+  where=$(command -v "$TOKDYN_PYTHON")
+  if [ "$where" = "$TOKDYN_PYTHON" ]; then where=""; else where=" ($where)"; fi
+  echo "TOKDYN_PYTHON '$TOKDYN_PYTHON'$where cannot import ${missing:-numpy, h5py, matplotlib and scipy}:" \
+    "set TOKDYN_PYTHON to an interpreter that has numpy, h5py, matplotlib and scipy (Debian's: /usr/bin/python3)"
+}
+
+# require_python: job_fail with python_problem's line, if any.
+require_python() {
+  local problem
+  problem=$(python_problem)
+  [ -z "$problem" ] || job_fail "$problem"
+}
+
 # postprocess SCRIPT ARGS...: postprocess/SCRIPT under TOKDYN_PYTHON.
 postprocess() {
-  command -v "$TOKDYN_PYTHON" >/dev/null || job_fail "no Python interpreter '$TOKDYN_PYTHON' (TOKDYN_PYTHON)"
+  require_python
   "$TOKDYN_PYTHON" "$TOKDYN_SRC/postprocess/$1" "${@:2}"
 }

@@ -3,7 +3,7 @@
 #
 #   local-slurm.sh [start]   bring up munged, slurmctld, slurmd; wait until the node is usable
 #   local-slurm.sh stop      kill the daemons (munged included)
-#   local-slurm.sh status    print daemon pids and node state; exit 0 only if usable
+#   local-slurm.sh status    print daemon pids and node state (within 5 s); exit 0 only if usable
 #
 # Needs the Debian packages slurm-wlm and munge (jobscripts/install-deps-debian.sh) and root.
 # Environment knobs:
@@ -59,7 +59,12 @@ pids_of() {
 running() { [ -n "$(pids_of "$1")" ]; }
 signal_all() { local p; for p in $(pids_of "$2"); do kill "-$1" "$p" 2>/dev/null || true; done; }
 
-node_state() { sinfo -h -o %T 2>/dev/null | head -n 1 || true; }
+# The node's state, empty without an answer. No slurmctld process here: empty at once (sinfo would try DNS
+# SRV records and retry the controller for up to a minute); a hung one gets 4 s.
+node_state() {
+  running slurmctld || return 0
+  timeout 4 sinfo -h -o %T 2>/dev/null | head -n 1 || true
+}
 
 # Usable = the node accepts jobs. Busy states count: a start while tests run must not disturb them.
 state_usable() {
@@ -324,9 +329,13 @@ cmd_status() {
   echo "slurmctld: $(pids_of slurmctld)"
   echo "slurmd:    $(pids_of slurmd)"
   st=$(node_state)
-  echo "node:      ${st:-no answer}"
+  if running slurmctld; then
+    echo "node:      ${st:-no answer from slurmctld}"
+  else
+    echo "node:      no Slurm controller (start one: $0 start)"
+  fi
   running munged && running slurmctld && running slurmd && state_usable "$st" || rc=1
-  [ "$rc" -eq 0 ] && squeue 2>/dev/null || true
+  [ "$rc" -eq 0 ] && timeout 4 squeue 2>/dev/null || true
   return "$rc"
 }
 

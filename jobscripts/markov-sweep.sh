@@ -11,7 +11,9 @@
 # Options for sbatch itself (partition, account, time, job name) come before a `--` and reach the array and
 # the fit, e.g.
 #   jobscripts/markov-sweep.sh eps input/markov-sweep.ini runs/eps 1e-2,1e-3,1e-4,1e-5,1e-6 -p short -- --flow.time=400
-# Prints the two job ids. The jobs get this environment: TOKDYN, TOKDYN_SRC (default: this repository),
+# First checks what the jobs need (a Slurm controller, the binary, the fit's Python modules, a writable OUTDIR,
+# `tokdyn --dry-run` of the tasks): else one line, exit 2, nothing submitted. Prints the two job ids (and on
+# stderr where the logs go and how to watch the jobs). The jobs get this environment: TOKDYN, TOKDYN_SRC (default: this repository),
 # TOKDYN_LAUNCH, TOKDYN_PYTHON (the fit's interpreter), TOKDYN_SETUP (jobscripts/lib-job.sh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

@@ -10,7 +10,9 @@
 # Task files: OUTDIR/train-<optimizer>-<symmetry>-s<seed>.h5; the summary: OUTDIR/training.{json,csv} and
 # OUTDIR/training-{losses,charges,alignment}.png. Options for sbatch itself (partition, account, time, job
 # name) come before a `--` and reach the array and the summary.
-# Prints the two job ids. The jobs get this environment: TOKDYN, TOKDYN_SRC (default: this repository),
+# First checks what the jobs need (a Slurm controller, the binary, the fit's Python modules, a writable OUTDIR,
+# `tokdyn --dry-run` of the tasks): else one line, exit 2, nothing submitted. Prints the two job ids (and on
+# stderr where the logs go and how to watch the jobs). The jobs get this environment: TOKDYN, TOKDYN_SRC (default: this repository),
 # TOKDYN_LAUNCH, TOKDYN_PYTHON (the summary's interpreter), TOKDYN_SETUP (jobscripts/lib-job.sh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

@@ -13,8 +13,17 @@ cat > bin/sbatch <<'SH'
 printf '%s\n' "$*" >> "$SBATCH_LOG"
 echo 4242
 SH
-chmod +x bin/sbatch
-export PATH="$scratch/bin:$PATH" SBATCH_LOG="$scratch/sbatch.log"
+cat > bin/scontrol <<'SH'
+#!/usr/bin/env bash
+# The test's scontrol: `ping` answers as a controller that is $FAKE_CONTROLLER (UP unless set); nothing else.
+[ "$1" = ping ] && { echo "Slurmctld(primary) at test is ${FAKE_CONTROLLER:-UP}"; exit 0; }
+exit 1
+SH
+# An interpreter that cannot import numpy: Debian's without its site directories (-S).
+printf '#!/bin/sh\nexec %s -S "$@"\n' "$PYTHON" > bin/bare-python
+chmod +x bin/sbatch bin/scontrol bin/bare-python
+export PATH="$scratch/bin:$PATH" SBATCH_LOG="$scratch/sbatch.log" TOKDYN_PYTHON="$PYTHON"
+unset TOKDYN_SETUP FAKE_CONTROLLER
 # Files named like list values: a list expanded as a glob in work/ would pick them up.
 touch work/symmetric work/adamw
 J=$SRC/jobscripts M=$SRC/input/markov-sweep.ini T=$SRC/input/train.ini C=$SRC/input/converge-depth.ini
@@ -40,6 +49,8 @@ expect_submitted() {
   [ "$rc" = 0 ] || fail "$script $*: exit status $rc; stderr: $(cat err.txt)"
   [ "$(wc -l < "$SBATCH_LOG")" = "$calls" ] || fail "$script $*: expected $calls sbatch calls: $(cat "$SBATCH_LOG")"
   head -n 1 "$SBATCH_LOG" | grep -qE -- "$regex" || fail "$script $*: first sbatch call not /$regex/: $(cat "$SBATCH_LOG")"
+  grep -q "^logs: $scratch/work/out/[a-z]*-\(4242\|<job>\)_<task>.out" err.txt && grep -q "^watch: squeue -j 4242,4242" err.txt \
+    || fail "$script $*: no lines saying where the logs go and how to watch the jobs: $(cat err.txt)"
   echo "ok: $script $* -> $(head -n 1 "$SBATCH_LOG")"
 }
 
@@ -83,6 +94,38 @@ expect_usage "^sweep.sh: usage:" sweep.sh depth "$C" -- 2 2 x
 expect_usage "^grid-sweep.sh: usage:" grid-sweep.sh
 expect_usage "^grid-sweep.sh: usage:" grid-sweep.sh -- -p short
 [ ! -e work/out ] || fail "a refused call created work/out"
+
+# What the jobs need is checked before anything is submitted (or an OUTDIR made): a Slurm controller, a
+# binary that runs, an interpreter for the fit that imports numpy, h5py, matplotlib and scipy, a writable
+# OUTDIR, and a dry run of the tasks (a bad value in the list, an output the run would refuse).
+FAKE_CONTROLLER=DOWN expect_usage "^sweep.sh: no Slurm controller: start one with jobscripts/local-slurm.sh start$" \
+  sweep.sh depth "$C" fresh 2 2
+TOKDYN_PYTHON=$scratch/bin/bare-python expect_usage "TOKDYN_PYTHON '.*bare-python' cannot import numpy: set TOKDYN_PYTHON" \
+  sweep.sh depth "$C" fresh 2 2
+TOKDYN_PYTHON=$scratch/bin/bare-python expect_usage "cannot import numpy" markov-sweep.sh eps "$M" fresh 1e-3,1e-4
+TOKDYN_PYTHON=$scratch/bin/bare-python expect_usage "cannot import numpy" train-sweep.sh "$T" fresh 1 ecd symmetric
+TOKDYN_PYTHON=no-such-python expect_usage "no Python interpreter 'no-such-python'" train-sweep.sh "$T" fresh 1 ecd symmetric
+TOKDYN=/bin/false expect_usage "the jobs' tokdyn '/bin/false' does not run" markov-sweep.sh eps "$M" fresh 1e-3,1e-4
+TOKDYN_SETUP=false expect_usage "TOKDYN_SETUP 'false' failed" grid-sweep.sh fresh
+expect_usage "OUTDIR '/proc/1' is not writable" sweep.sh width "$SRC/input/converge-width.ini" /proc/1 2 2
+expect_usage "array task 1 of markov.sbatch would fail: tokdyn: error: deck key 'model.eps' = 'abc'" \
+  markov-sweep.sh eps "$M" fresh 1e-3,abc
+expect_usage "array task 0 of sweep-depth.sbatch would fail: tokdyn: error: .*'nosuch'" \
+  sweep.sh depth "$C" fresh 2 2 --converge.distance=nosuch
+mkdir -p work/taken && echo "not a run file" > work/taken/delta-0.h5
+expect_usage "array task 0 of markov.sbatch would fail: tokdyn: error: .*taken/delta-0.h5" \
+  markov-sweep.sh delta "$M" taken 0,0.05
+expect_usage "array task 0 of grid.sbatch would fail: tokdyn: error: .*'model.N'" grid-sweep.sh fresh -- --model.N=0
+[ ! -e work/fresh ] || fail "a refused submission left OUTDIR work/fresh behind"
+[ "$(cat work/taken/delta-0.h5)" = "not a run file" ] || fail "a refused submission changed work/taken/delta-0.h5"
+
+# local-slurm.sh status answers within 5 s, whether or not a controller runs.
+start=$(date +%s%N)
+timeout 30 bash "$J/local-slurm.sh" status > status.txt 2>&1 || true
+elapsed=$(( ($(date +%s%N) - start) / 1000000 ))
+[ "$elapsed" -lt 5000 ] || fail "local-slurm.sh status took $elapsed ms: $(cat status.txt)"
+grep -q "^node: " status.txt || fail "local-slurm.sh status prints no node line: $(cat status.txt)"
+echo "ok: local-slurm.sh status in $elapsed ms: $(grep '^node:' status.txt)"
 
 # Good calls: the array and its fit or summary job, the sbatch options before `--`, the overrides after it.
 expect_submitted 2 "^--parsable -p short --array=0-1 .*markov.sbatch .* eps 1e-3,1e-4 --flow.time=5$" \
