@@ -420,6 +420,11 @@ int Run::execute(RunState& state, RunInfo info) {
       }
       inject_fault(comm_.rank(), step, unit_);
       observation = state.observe(step, *file);
+      const std::string record = state.record_line();
+      if (!record.empty() && progress.due(step))
+        comm_.print(record);
+      else if (!record.empty())
+        comm_.log(record);
     } catch (const InputError& e) {
       // An error every rank raised at once (an input the step could not use): the partial file says so.
       if (e.agreed()) fail(state, *file, e.what());

@@ -218,6 +218,7 @@ class MarkovRun : public RunState {
                   sigma_star_, sigma_1_, t_one_);
     comm_.print(line);
     observe(0, file);
+    comm_.print(record_line_);
   }
 
   // A signal during a record stops it between two integrator steps and puts the flow back at the record's
@@ -267,7 +268,7 @@ class MarkovRun : public RunState {
                   static_cast<long long>(k), static_cast<long long>(p_.records), flow_.time(), o.loss, o.entropy,
                   o.mass.empty() ? 0.0 : o.mass[0], o.cos_w0_pi, o.norm_wq, static_cast<long long>(flow_.steps()),
                   MPI_Wtime() - start_);
-    comm_.print(line);
+    record_line_ = line;
     last_loss_ = o.loss;
     series_.time.push_back(flow_.time());
     series_.loss.push_back(o.loss);
@@ -287,6 +288,8 @@ class MarkovRun : public RunState {
     }
     return "";
   }
+
+  std::string record_line() const override { return record_line_; }
 
   bool finite() const override {
     for (double v : theta_)
@@ -406,6 +409,7 @@ class MarkovRun : public RunState {
   StageSeries series_;
   int top_ = 0;  // the most frequent token
   double sigma_star_ = 0, sigma_1_ = 0, t_one_ = 0, last_loss_ = NAN, start_ = 0;
+  std::string record_line_;  // of the last observe()
 };
 
 MarkovStudy::MarkovStudy(const Comm& comm, const Deck& deck) : comm_(comm), params_(markov_params(deck)) {

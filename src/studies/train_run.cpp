@@ -136,6 +136,7 @@ class TrainRun : public RunState {
                   sizeof(T) == 4 ? "float" : "double");
     comm_.print(line);
     observe(0, file);
+    comm_.print(record_line_);
   }
 
   // A signal during a record (polled before every optimizer step but the first) puts the parameters and
@@ -257,10 +258,12 @@ class TrainRun : public RunState {
                   "|P||theta|",
                   static_cast<long long>(k * p_.eval_every), static_cast<long long>(p_.steps), train, train_ema_, val,
                   val_ema_, grad_norm, relative);
-    comm_.print(line);
+    record_line_ = line;
     return std::isfinite(val) && std::isfinite(train) ? ""
                                                        : "the loss is NaN or Inf at step " + std::to_string(k * p_.eval_every);
   }
+
+  std::string record_line() const override { return record_line_; }
 
   bool finite() const override {
     for (T v : theta_)
@@ -413,6 +416,7 @@ class TrainRun : public RunState {
   double train_ema_ = NAN, val_ema_ = NAN, best_val_ = INFINITY, last_val_ = NAN, max_drift_ = 0, max_relative_ = 0;
   std::int64_t best_step_ = 0, trained_steps_ = 0;
   double train_seconds_ = 0;
+  std::string record_line_;  // of the last observe()
 };
 
 }  // namespace

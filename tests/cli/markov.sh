@@ -9,12 +9,18 @@
 # - conserved quantities: under RK at tight tolerance C_m and C_k drift at the tolerance's level; under
 #   gradient descent the drift halves with lr;
 # - 1, 2 and 3 ranks agree (1e-12); stopped and resumed: bit for bit; a text run on the shipped text;
+# - the console shows record lines at the progress cadence, the log every one;
 # - dense output: the trajectory independent of the records, close to the matched one, resumed bit for bit.
 source "$(dirname "$0")/common.sh"
 D="$SRC/input/markov.ini"
 
-run 2 markov "$D" --flow.time=30 --flow.records=30 --model.eps=1e-6 --run.output=stage1.h5 > stage1.log
-grep -q "sigma\* = " stage1.log || fail "no stage-I line: $(cat stage1.log)"
+run 2 markov "$D" --flow.time=30 --flow.records=30 --model.eps=1e-6 --run.output=stage1.h5 > stage1.out
+grep -q "sigma\* = " stage1.out || fail "no stage-I line: $(cat stage1.out)"
+# Record lines at the progress cadence (default 10 s: a short run shows records 0, 1 and the last), every
+# one in the run's log.
+shown=$(grep -c "^record [0-9]*/30: t = " stage1.out)
+logged=$(grep -c "^record [0-9]*/30: t = " stage1.log)
+[ "$shown" -le 3 ] && [ "$logged" = 31 ] || fail "record lines: $shown on the console (expected <= 3), $logged in the log (31)"
 "$PYTHON" - stage1.h5 <<'PY' || fail "stage I"
 import sys, h5py, numpy as np
 f = h5py.File(sys.argv[1], "r")

@@ -29,6 +29,9 @@ class RunState {
   // What is recorded after `step` (diagnostics rows, snapshots). Collective. Returns "" or, when a
   // recorded value is NaN or Inf, what it is (the run then fails).
   virtual std::string observe(std::int64_t step, RunFile& file) = 0;
+  // The line of the last record observed ("record 7/250: t = 14, loss ..."), or "": the run prints it with
+  // the progress line, at its cadence, and writes every one to the log.
+  virtual std::string record_line() const { return ""; }
   // False when this rank's part of the state holds NaN or Inf (the run agrees over ranks).
   virtual bool finite() const = 0;
   // The message of a state that is not finite after `step`.

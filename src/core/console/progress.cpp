@@ -23,12 +23,14 @@ Progress::Progress(const Comm& comm, std::int64_t first_layer, std::int64_t last
 
 double Progress::elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
 
+bool Progress::due(std::int64_t layer) const {
+  const double since = std::chrono::duration<double>(Clock::now() - last_print_).count();
+  return (!printed_ && layer == first_ + 1) || layer == last_ || since >= interval_;
+}
+
 void Progress::update(std::int64_t layer) {
-  if (!comm_.root()) return;
+  if (!comm_.root() || !due(layer)) return;
   const auto now = Clock::now();
-  const double since = std::chrono::duration<double>(now - last_print_).count();
-  const bool first_line = !printed_ && layer == first_ + 1;
-  if (!(first_line || layer == last_ || since >= interval_)) return;
   const double t = elapsed();
   const double done = static_cast<double>(layer - first_);
   const double remaining = done > 0 ? t / done * static_cast<double>(last_ - layer) : 0;

@@ -21,6 +21,10 @@ void Comm::print(const std::string& line) const {
   std::fflush(stdout);
 }
 
+void Comm::log(const std::string& line) const {
+  if (rank_ == 0) log_console_line(line);
+}
+
 void Comm::barrier() const { TOKDYN_MPI_CHECK(MPI_Barrier(comm_)); }
 
 void Comm::broadcast(std::string& text) const {

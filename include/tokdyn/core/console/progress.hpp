@@ -17,7 +17,9 @@ class Progress {
   // began (a run whose set-up already computes the first layer's forces starts its clock before the set-up).
   Progress(const Comm& comm, std::int64_t first_layer, std::int64_t last_layer, double interval_seconds,
            double work_per_layer, std::string unit, std::string label = "layer", Clock::time_point started = Clock::now());
-  // Call after finishing `layer`; prints when interval seconds have passed, and at the last layer.
+  // Whether update(layer) prints: the first layer, the last, and when interval seconds have passed.
+  bool due(std::int64_t layer) const;
+  // Call after finishing `layer`; prints when due.
   void update(std::int64_t layer);
   double elapsed() const;
 

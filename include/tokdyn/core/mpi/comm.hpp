@@ -17,6 +17,8 @@ class Comm {
 
   // Prints on rank 0 only (stdout, flushed): progress and summaries.
   void print(const std::string& line) const;
+  // Rank 0: the line to the run's log only (a line the console shows at the progress cadence).
+  void log(const std::string& line) const;
   void barrier() const;
   // Rank 0's text, on every rank.
   void broadcast(std::string& text) const;
