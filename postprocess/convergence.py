@@ -98,8 +98,9 @@ from tokdyn_h5 import require_modules  # noqa: E402
 require_modules("convergence.py")  # one line naming what is missing, before numpy, h5py and matplotlib load
 
 import numpy as np  # noqa: E402
-from tokdyn_h5 import (ALLOW_PARTIAL, common_parameters, log_lower, mark_partial, open_run,  # noqa: E402
-                       partial_label, read_numbers, run_cli, run_parameters, title_for, to_scalar, to_str)
+from tokdyn_h5 import (ALLOW_PARTIAL, common_parameters, interval_verdict, log_lower, open_run,  # noqa: E402
+                       partial_label, read_numbers, readable_log_axis, run_cli, run_parameters, save_figure,
+                       set_title, to_scalar, to_str)
 
 import matplotlib  # noqa: E402
 
@@ -533,15 +534,30 @@ def make_figure(study, metric, levels, stats, fits, references, attributes, para
     ax.set_xticklabels([f"{number(v):g}" for v in levels])
     ax.xaxis.set_minor_locator(NullLocator())
     ax.set_xlabel(spec["level_name"])
-    ax.set_ylabel(f"{spec['quantity']} ({metric})")
+    # Every metric is drawn: the axis names the quantity, the legend the metrics.
+    ax.set_ylabel(f"{spec['quantity']} ({', '.join(order)})" if len(order) > 1 else f"{spec['quantity']} ({metric})")
+    readable_log_axis(ax.yaxis)
     shown = ", ".join(f"{name} = {attributes[name]}" for name in spec["shown"])
     name = f"{study} study, {nfiles} file{'s' if nfiles != 1 else ''}" + (f" ({shown})" if shown else "")
-    ax.set_title(f"slope of log {metric}: {slope_text(fit)} ({references_text(references)})", fontsize=10)
-    fig.suptitle(title_for("converge", params or {}, name, status, width=80), fontsize=11)
+    disagrees, _ = slope_verdict(study, fit, references)
+    ax.set_title(f"slope of log {metric}: {slope_text(fit)} ({references_text(references)})"
+                 + (" DISAGREES" if disagrees else ""), fontsize=10)
+    set_title(fig, "converge", params or {}, name, status, fontsize=11)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(loc="best", fontsize="small")
     fig.tight_layout()
     return fig
+
+
+def slope_verdict(study, fit, references):
+    """(disagrees, text) of a fitted slope's 95% interval against the study's prediction: -1 in depth and
+    width; in tokens the bound, which the slope may not exceed (tokdyn_h5.interval_verdict, as report.py)."""
+    refs = {key: value for key, _, value in references}
+    if fit["slope"] is None or fit["ci_low"] is None:
+        return False, "no slope"
+    if study == "tokens":
+        return interval_verdict(fit["ci_low"], fit["ci_high"], refs["bound"], at_most=True)
+    return interval_verdict(fit["ci_low"], fit["ci_high"], refs["expected"])
 
 
 def print_report(study, metric, levels, n, stats, fits, references, comparison, nfiles,
@@ -560,8 +576,9 @@ def print_report(study, metric, levels, n, stats, fits, references, comparison, 
         print(f"  {number(level):>6g}  {int(n[j]):>4d}  {s['mean'][j]:.4e} {ci:<25}"
               + "".join(f"  {stats[m]['mean'][j]:>11.4e}" for m in order[1:]))
     for m in order:
+        disagrees, verdict = slope_verdict(study, fits[m], references)
         print(f"slope of log {m} against log {sym}: {slope_text(fits[m])} "
-              f"({references_text(references)})")
+              f"({references_text(references)})" + (f" <- DISAGREES: {verdict}" if disagrees else ""))
     if comparison is not None:
         print(comparison_text(STUDIES[study]["compare"], comparison))
     for path in outputs:
@@ -724,11 +741,7 @@ def analyse(args):
     try:
         write_json(outputs[0], fit["summary"])
         write_csv(outputs[1], fit["levels"], fit["n"], fit["stats"], partial_label(fit["status"]) or "complete")
-        fig = figure_of(fit)
-        try:
-            fig.savefig(outputs[2], dpi=100, metadata=mark_partial(fig, fit["status"]))
-        finally:
-            plt.close(fig)
+        save_figure(figure_of(fit), outputs[2], fit["status"])
     except OSError as exc:
         raise ConvergenceError(f"cannot write {exc.filename or prefix}: "
                                f"{exc.strerror or exc}") from None

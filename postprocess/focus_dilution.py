@@ -47,8 +47,9 @@ from tokdyn_h5 import PLOTTING, require_modules  # noqa: E402
 require_modules("focus_dilution.py", PLOTTING + ("scipy",))
 
 import numpy as np  # noqa: E402
-from tokdyn_h5 import (ALLOW_PARTIAL, check_shapes, common_parameters, mark_partial, open_run,  # noqa: E402
-                       read_datasets, read_numbers, run_parameters, study_group, title_for, to_str)
+from tokdyn_h5 import (ALLOW_PARTIAL, check_shapes, common_parameters, open_run, read_datasets,  # noqa: E402
+                       read_numbers, readable_log_axis, run_parameters, save_figure, set_title, study_group,
+                       title_for, to_str)
 
 import matplotlib  # noqa: E402
 
@@ -138,35 +139,41 @@ def shade_stages(ax, r, label=False):
                    label=rf"predicted $t_I$ = {r['t_I_predicted']:.3g}" if label else None)
 
 
-def save_figure(fig, out, status):
-    """Write fig to out (marked partial unless status is complete) and close it."""
-    meta = mark_partial(fig, status)
-    fig.tight_layout()
-    fig.savefig(out, dpi=110, metadata=meta)
-    plt.close(fig)
+def save(fig, out, status):
+    """Write fig to out (save_figure: marked partial unless status is complete)."""
+    save_figure(fig, out, status, dpi=110)
 
 
-def run_title(r):
-    """The title of a run's figures: its parameters (title_for), the vocabulary size d and, for the chain,
-    its stationary law pi."""
+def title_extra(r):
+    """What a run's title adds to its parameters: the vocabulary size d and, for the chain, its law pi."""
     extra = [f"d = {len(r['pi'])}"]
     if r["deck"].get("markov.data") != "text":
         extra.append("pi = (" + ", ".join(f"{p:.3g}" for p in r["pi"]) + ")")
-    return title_for("markov", r["deck"], os.path.basename(r["path"]), r["status"], extra)
+    return extra
+
+
+def run_title(r):
+    """The title of a run (title_for, with its file name), as the console prints it."""
+    return title_for("markov", r["deck"], os.path.basename(r["path"]), r["status"], title_extra(r))
+
+
+def set_run_title(fig, r, extra=()):
+    """The title of a run's figure (set_title: the file name in the footer)."""
+    set_title(fig, "markov", r["deck"], os.path.basename(r["path"]), r["status"], title_extra(r) + list(extra),
+              fontsize="medium")
 
 
 def make_stage_figure(r):
-    """The six-panel stage figure of run r."""
+    """The six-panel stage figure of run r: three rows of two, wide enough to read at a page's width."""
     t = r["time"]
     d = len(r["pi"])
-    fig, axes = plt.subplots(2, 3, figsize=(16, 8.5), sharex=True)
-    (a, b, c), (e, f, g) = axes
+    fig, axes = plt.subplots(3, 2, figsize=(12, 12), sharex=True)
+    (a, b), (c, e), (f, g) = axes
     for ax in axes.flat:
         shade_stages(ax, r, label=ax is a)
     a.plot(t, r["loss"], color="k", label="loss")
     a.axhline(math.log(d), color="tab:red", ls=":", label=r"$\ln d$")
     a.set_ylabel("loss")
-    a.legend(fontsize="small", loc="upper right")
     b.plot(t, r["entropy"], color="tab:purple")
     b.set_ylabel(r"attention entropy $H(a)/\log s$")
     colours = plt.cm.tab10(np.arange(d) % 10)
@@ -180,7 +187,6 @@ def make_stage_figure(r):
                         ("cos_phi", r"cos$_F(\Phi$, $\pi\pi^T)$"), ("cos_w0_g", r"cos($u_1(W_0)$, $u_1(G)$)")):
         e.plot(t, r[name], label=label)
     e.set_ylabel("alignment")
-    e.set_xlabel("flow time t")
     e.legend(fontsize="small")
     for name, colour, label in (("sv_w0", "tab:blue", r"$W_0$"), ("sv_w1", "tab:orange", r"$W_1$"),
                                 ("sv_wq", "tab:green", r"$W_Q$"), ("sv_wk", "tab:red", r"$W_K$")):
@@ -190,7 +196,9 @@ def make_stage_figure(r):
                        label=label if k == 0 else None)
     f.set_ylabel("singular values (thick: the largest)")
     f.set_xlabel("flow time t")
-    f.legend(fontsize="small")
+    low, high = f.get_ylim()
+    f.set_ylim(low, high * (high / low) ** 0.2)  # headroom for the legend above the largest values
+    f.legend(fontsize="small", loc="upper center", ncol=4)
     for i in shown:
         g.semilogy(t, r["w0_row_norms"][:, i], color=colours[i], label=f"|row {i} of W0|")
     # The drifts are 0 at t = 0 (no point on a log axis there).
@@ -200,17 +208,19 @@ def make_stage_figure(r):
     g.semilogy(t, drift[1], "k:", lw=0.8, label=r"relative drift of $C_k$")
     g.set_xlabel("flow time t")
     g.set_ylabel("row norms of W0; relative drifts")
+    readable_log_axis(g.yaxis)
     g.legend(fontsize="small", ncol=2)
-    onsets = ", ".join(f"{s} = {r[s]:.4g}" if np.isfinite(r[s]) else f"{s} not reached" for s in STAGES)
-    fig.suptitle(f"{run_title(r)}\nonsets: {onsets}; predicted t_I = {r['t_I_predicted']:.4g} "
-                 f"(sigma* = {r['sigma_star']:.5f})", fontsize="medium")
-    a.legend(fontsize="x-small", loc="upper right")
+    onsets = [f"{s} = {r[s]:.4g}" if np.isfinite(r[s]) else f"{s} not reached" for s in STAGES]
+    set_run_title(fig, r, ["onsets: " + onsets[0]] + onsets[1:]
+                  + [f"predicted t_I = {r['t_I_predicted']:.4g} (sigma* = {r['sigma_star']:.5f})"])
+    a.legend(fontsize="small", loc="center right")  # between ln d and the plateaus
+    fig.tight_layout()
     return fig
 
 
 def stage_figure(r, out):
     """The stage figure of run r, written to out."""
-    save_figure(make_stage_figure(r), out, r["status"])
+    save(make_stage_figure(r), out, r["status"])
 
 
 def make_pca_figure(r):
@@ -232,7 +242,7 @@ def make_pca_figure(r):
         a.plot(proj[-1, i, 0], proj[-1, i, 1], "o", color=colours[i])
         for s, k in marks:
             k = min(k, steps - 1)
-            a.annotate(s.replace("t_", ""), proj[k, i], fontsize="x-small", color=colours[i])
+            a.annotate(s.replace("t_", ""), proj[k, i], fontsize="small", color=colours[i])
         b.plot(t, proj[:, i, 0], color=colours[i], label=f"token {i}: PC1")
         b.plot(t, proj[:, i, 1], color=colours[i], ls="--", lw=0.8)
     a.set_xlabel(f"PC1 ({100 * share[0]:.1f} %)")
@@ -243,15 +253,16 @@ def make_pca_figure(r):
         shade_stages(ax, r, label=True)
     b.set_xlabel("flow time t")
     b.set_ylabel("coordinate (solid PC1, dashed PC2)")
-    b.legend(fontsize="x-small", ncol=2)
-    fig.suptitle(run_title(r), fontsize="medium")
+    b.legend(fontsize="small", ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.12))  # below: the curves fill it
+    set_run_title(fig, r)
+    fig.tight_layout()
     return fig, share
 
 
 def pca_figure(r, out):
     """The PCA figure of run r, written to out; returns the shares of the variance."""
     fig, share = make_pca_figure(r)
-    save_figure(fig, out, r["status"])
+    save(fig, out, r["status"])
     return share
 
 
@@ -356,7 +367,7 @@ def sweep(args):
     key, runs = sweep_runs(args.input, args.allow_partial)
     result, rows, lines = sweep_fit(key, runs)
     prefix = args.output or os.path.join(args.input, f"focus-dilution-{result['kind']}")
-    save_figure(make_sweep_figure(runs, result), prefix + ".png", sweep_status(result))
+    save(make_sweep_figure(runs, result), prefix + ".png", sweep_status(result))
     with open(prefix + ".json", "w") as f:
         json.dump(result, f, indent=1, default=lambda v: None)
     with open(prefix + ".csv", "w", newline="") as f:
@@ -440,10 +451,10 @@ def fit_escape(runs, lines):
     return out
 
 
-def sweep_title(runs, kind):
-    """The title of a sweep's figure: the parameters its runs share."""
-    return title_for("markov", common_parameters(r["deck"] for r in runs), f"{kind} sweep, {len(runs)} runs",
-                     sweep_status({"status": sorted({r["status"] for r in runs})}))
+def set_sweep_title(fig, runs, kind, extra=()):
+    """The title of a sweep's figure: the parameters its runs share (set_title)."""
+    set_title(fig, "markov", common_parameters(r["deck"] for r in runs), f"{kind} sweep, {len(runs)} runs",
+              sweep_status({"status": sorted({r["status"] for r in runs})}), extra, fontsize="medium")
 
 
 def make_eps_figure(runs, result):
@@ -471,7 +482,8 @@ def make_eps_figure(runs, result):
     b.set_ylabel("loss")
     b.set_title("loss curves")
     b.legend(fontsize="small")
-    fig.suptitle(sweep_title(runs, "eps") + f", sigma* = {np.mean(result['sigma_star']):.5f}", fontsize="medium")
+    set_sweep_title(fig, runs, "eps", [f"sigma* = {np.mean(result['sigma_star']):.5f}"])
+    fig.tight_layout()
     return fig
 
 
@@ -513,7 +525,8 @@ def make_delta_figure(runs, result):
     c.set_xlabel(r"$\delta$")
     c.set_ylabel(r"$t_{IV}$")
     c.legend(fontsize="small")
-    fig.suptitle(sweep_title(runs, "delta"), fontsize="medium")
+    set_sweep_title(fig, runs, "delta")
+    fig.tight_layout()
     return fig
 
 

@@ -38,15 +38,14 @@ from tokdyn_h5 import require_modules  # noqa: E402
 require_modules("paper_figures.py")  # one line naming what is missing, before numpy, h5py and matplotlib load
 
 import numpy as np  # noqa: E402
-from tokdyn_h5 import (ALLOW_PARTIAL, check_shapes, cli_main, common_parameters, mark_partial,  # noqa: E402
-                       open_run, partial_label, plain_text, read_datasets, run_parameters, title_for)
+from tokdyn_h5 import (ALLOW_PARTIAL, check_shapes, cli_main, common_parameters, open_run, partial_label,  # noqa: E402
+                       plain_text, read_datasets, readable_log_axis, run_parameters, save_figure, set_title)
 
 import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.colors import LogNorm  # noqa: E402
-from matplotlib.ticker import NullFormatter  # noqa: E402
 
 PROG = "paper_figures.py"
 ACTIVATIONS = ("relu", "silu", "sigmoid", "tanh", "none")
@@ -118,9 +117,9 @@ def cosine_image(ax, run, energy_ylim=None):
     tx.plot(layer[ok], energy[ok], color="white", lw=1.4)
     if ok.any():
         tx.set_yscale("log")
-        tx.yaxis.set_minor_formatter(NullFormatter())
         if energy_ylim:
             tx.set_ylim(*energy_ylim)
+        readable_log_axis(tx.yaxis)
     tx.tick_params(labelsize=TICK_SIZE)
     tx.set_ylabel(r"$E_\beta$", fontsize=TICK_SIZE + 1)
     return image
@@ -173,9 +172,8 @@ def make_grid_figure(deck, loaded, allow_partial=False):
         fig.colorbar(image, cax=fig.add_axes((0.92, 0.3, 0.015, 0.4)), label="fraction of pairs")
     fig.subplots_adjust(left=0.07, right=0.86, top=0.92, bottom=0.04, hspace=0.25, wspace=0.4)
     drawn = [r for r in loaded.values() if shown(r, allow_partial)]
-    fig.suptitle(title_for("transformer", common_parameters(r["parameters"] for r in drawn), deck,
-                           extra=["pairwise cosines against layer (image)", "E_beta (white, right log axis)"]),
-                 fontsize=11)
+    set_title(fig, "transformer", common_parameters(r["parameters"] for r in drawn), deck,
+              extra=["pairwise cosines against layer (image)", "E_beta (white, right log axis)"], fontsize=11)
     return fig
 
 
@@ -184,8 +182,7 @@ def grid_figure(deck, runs, outdir, allow_partial=False):
     loaded = {key: read_run(path) for key, path in runs.items()}
     fig = make_grid_figure(deck, loaded, allow_partial)
     out = os.path.join(outdir, f"{deck}.png")
-    fig.savefig(out, dpi=100, metadata=mark_partial(fig, partial_statuses(loaded.values(), allow_partial)))
-    plt.close(fig)
+    save_figure(fig, out, partial_statuses(loaded.values(), allow_partial))
     return out
 
 
@@ -216,8 +213,8 @@ def make_fig1_figure(loaded, allow_partial=False):
     if image is not None:  # one colour bar beside the panels: a per-panel one would sit under the E_beta axis
         fig.colorbar(image, cax=fig.add_axes((0.91, 0.55, 0.015, 0.3)), label="fraction of pairs")
     drawn = [r for r in loaded.values() if shown(r, allow_partial)]
-    fig.suptitle(title_for("transformer", common_parameters(r["parameters"] for r in drawn),
-                           "Fig. 1, ReLU (one cluster) vs Tanh without biases (two antipodal clusters)"))
+    set_title(fig, "transformer", common_parameters(r["parameters"] for r in drawn),
+              extra=["Fig. 1: ReLU (one cluster) vs Tanh without biases (two antipodal clusters)"])
     return fig
 
 
@@ -226,8 +223,7 @@ def fig1_figure(paths, outdir, allow_partial=False):
     loaded = {act: read_run(path) for act, path in paths.items()}
     fig = make_fig1_figure(loaded, allow_partial)
     out = os.path.join(outdir, "fig1.png")
-    fig.savefig(out, dpi=100, metadata=mark_partial(fig, partial_statuses(loaded.values(), allow_partial)))
-    plt.close(fig)
+    save_figure(fig, out, partial_statuses(loaded.values(), allow_partial))
     return out
 
 

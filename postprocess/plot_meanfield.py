@@ -27,8 +27,8 @@ from tokdyn_h5 import require_modules  # noqa: E402
 require_modules("plot_meanfield.py")  # one line naming what is missing, before numpy, h5py and matplotlib load
 
 import numpy as np  # noqa: E402
-from tokdyn_h5 import (ALLOW_PARTIAL, check_shapes, cli_main, mark_partial, open_run, pi_axis,  # noqa: E402
-                       plain_text, read_datasets, run_parameters, study_group, title_for, to_str)
+from tokdyn_h5 import (ALLOW_PARTIAL, check_shapes, cli_main, open_run, pi_axis, plain_text,  # noqa: E402
+                       read_datasets, run_parameters, save_figure, set_title, study_group, to_str)
 
 import matplotlib  # noqa: E402
 
@@ -109,7 +109,7 @@ def make_figure(run):
     ax.set_xlabel("time t")
     ax.set_title("(c) conservation and positivity")
     ax.legend()
-    fig.suptitle(title_for("meanfield", run["parameters"], os.path.basename(run["path"]), run["status"]))
+    set_title(fig, "meanfield", run["parameters"], os.path.basename(run["path"]), run["status"])
     fig.tight_layout()
     return fig
 
@@ -117,8 +117,7 @@ def make_figure(run):
 def plot(path, output, allow_partial=False):
     run = read_run(path, allow_partial)
     fig = make_figure(run)
-    fig.savefig(output, dpi=110, metadata=mark_partial(fig, run["status"]))
-    plt.close(fig)
+    save_figure(fig, output, run["status"], dpi=110)
     return [output]
 
 

@@ -11,7 +11,7 @@ Panels (against layer; an sde run: against time t, its L being time steps):
         log scale), with the mean cosine overlaid;
     (c) first two token coordinates at up to K snapshots, chosen evenly
         among the stored snapshots (first and last included).
-The title names the run's parameters (its resolved deck).
+The title names the run's parameters (its resolved deck); a footer the file, the ranks and the version.
 
 Errors (missing file, not HDF5, missing group or dataset, a dataset that is
 empty, of another length than those drawn with it or holding text, a run whose
@@ -30,8 +30,8 @@ from tokdyn_h5 import require_modules  # noqa: E402
 require_modules("plot_run.py")  # one line naming what is missing, before numpy, h5py and matplotlib load
 
 import numpy as np  # noqa: E402
-from tokdyn_h5 import (ALLOW_PARTIAL, mark_partial, open_run, read_datasets, read_numbers, run_cli,  # noqa: E402
-                       run_parameters, title_for, to_scalar, to_str)
+from tokdyn_h5 import (ALLOW_PARTIAL, open_run, read_datasets, read_numbers, run_cli,  # noqa: E402
+                       readable_log_axis, run_parameters, save_figure, set_title, to_scalar, to_str)
 from tokdyn_h5 import check_shapes as check_shapes_of  # noqa: E402
 
 import matplotlib  # noqa: E402
@@ -163,19 +163,22 @@ def plot_energy(ax, run):
     e_line, = ax.plot(layer, energy, color="tab:blue", label=r"$E_\beta$", **style)
     if energy.size and np.all(energy > 0):
         ax.set_yscale("log")
+        readable_log_axis(ax.yaxis)
     format_steps_axis(ax, layer, xlabel)
     beta_txt = f" ($\\beta$ = {beta:g})" if beta is not None else ""
     ax.set_ylabel(r"interaction energy $E_\beta$" + beta_txt, color="tab:blue")
     ax.tick_params(axis="y", colors="tab:blue")
-    ax.set_title("(a) energy and order parameter")
+    ax.set_title("(a) energy and order parameter", pad=30)  # the legend sits between title and panel
     ax.grid(True, alpha=0.3)
 
     twin = ax.twinx()
-    o_line, = twin.plot(layer, order, color="tab:orange", label=r"$|\bar{x}|$", **style)
+    o_line, = twin.plot(layer, order, color="tab:orange", label=r"$|\mathrm{mean}\ x|$", **style)
     twin.set_ylabel(r"order parameter $|\mathrm{mean}\ x|$", color="tab:orange")
     twin.tick_params(axis="y", colors="tab:orange")
     twin.set_ylim(0.0, 1.05)
-    ax.legend(handles=[e_line, o_line], loc="best", fontsize="small")
+    # Above the panel, not in it: the two curves share its whole area.
+    ax.legend(handles=[e_line, o_line], loc="lower center", bbox_to_anchor=(0.5, 1.01), ncol=2, fontsize="small",
+              frameon=False)
     if layer.size == 0:
         ax.text(0.5, 0.5, "no diagnostics stored", transform=ax.transAxes,
                 ha="center", va="center")
@@ -186,7 +189,7 @@ def plot_cosines(fig, ax, run):
     layer, xlabel = steps_axis(run, "diagnostics")
     counts = run["diagnostics/cosine_histogram"].astype(float)
     edges = run["diagnostics/cosine_bin_edges"]
-    ax.set_title("(b) pairwise cosines")
+    ax.set_title("(b) pairwise cosines", pad=30)  # the legend sits between title and panel
     ax.set_xlabel(xlabel)
     ax.set_ylabel(r"cosine $\langle x_i, x_j\rangle$")
     ax.set_ylim(-1.0, 1.0)
@@ -220,8 +223,9 @@ def plot_cosines(fig, ax, run):
         ax.plot(layer, run["diagnostics/min_cosine"][order], color="white",
                 lw=1.0, ls="--", label="min cosine", **style)
     format_steps_axis(ax, layer, xlabel, pad_single=False)
-    ax.legend(loc="lower right", fontsize="small", facecolor="0.3",
-              labelcolor="white", framealpha=0.7)
+    # Above the panel (the curves reach every corner of it), on grey: the lines are white.
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.01), ncol=2, fontsize="small", facecolor="0.35",
+              framealpha=1.0, labelcolor="white", handlelength=3)
 
 
 def plot_snapshots(fig, spec, run, wanted):
@@ -257,32 +261,31 @@ def plot_snapshots(fig, spec, run, wanted):
                  ha="center", fontsize="small", color="0.3")
 
 
-def make_title(run):
-    """Return the figure title: command, file, status and the run's parameters (title_for), N and d from
-    the tokens when the deck does not say, the ranks and the version."""
+def set_run_title(fig, run, **text):
+    """The figure's title: command, status and the run's parameters, N and d from the tokens when the deck does
+    not say; the file, the ranks and the version in the footer (set_title)."""
     params = dict(run["parameters"])
     X = run["tokens/X"]
     params.setdefault("model.N", X.shape[1])
     params.setdefault("model.d", X.shape[2])
     if run["beta"] is not None:
         params.setdefault("attention.beta", run["beta"])
-    extra = [f"ranks = {run['ranks']}"] if run["ranks"] is not None else []
+    footer = [f"{run['ranks']} ranks"] if run["ranks"] is not None else []
     if run["tokdyn_version"]:
-        extra.append(f"tokdyn {run['tokdyn_version']} ({run['git_revision'] or '?'})")
-    return title_for(run["command"] or "transformer", params, os.path.basename(run["path"]),
-                     run["status"] or "unknown", extra)
+        footer.append(f"tokdyn {run['tokdyn_version']} ({run['git_revision'] or '?'})")
+    set_title(fig, run["command"] or "transformer", params, os.path.basename(run["path"]), run["status"] or "unknown",
+              footer=footer, **text)
 
 
 def make_figure(run, snapshots):
     """Build the whole figure for one run and return it."""
     fig = plt.figure(figsize=(13, 8.5))
-    grid = fig.add_gridspec(2, 2, height_ratios=[1.25, 1.0], hspace=0.35, wspace=0.3,
-                            left=0.07, right=0.95, top=0.84, bottom=0.08)  # room for a 3-line title
+    grid = fig.add_gridspec(2, 2, height_ratios=[1.25, 1.0], hspace=0.4, wspace=0.3,
+                            left=0.07, right=0.95, top=0.86, bottom=0.08)  # room for a 2-line title
     plot_energy(fig.add_subplot(grid[0, 0]), run)
     plot_cosines(fig, fig.add_subplot(grid[0, 1]), run)
     plot_snapshots(fig, grid[1, :], run, snapshots)
-    color = "black" if run["status"] == "complete" else "tab:red"
-    fig.suptitle(make_title(run), color=color, fontsize="large")
+    set_run_title(fig, run, color="black" if run["status"] == "complete" else "tab:red", fontsize="large")
     return fig
 
 
@@ -315,11 +318,9 @@ def write_figure(runfile, output, snapshots, allow_partial=False):
     run = read_run(runfile, allow_partial)
     fig = make_figure(run, snapshots)
     try:
-        fig.savefig(output, dpi=100, metadata=mark_partial(fig, run["status"]))
+        save_figure(fig, output, run["status"])
     except OSError as exc:
         raise RunFileError(f"cannot write {output}: {exc}") from None
-    finally:
-        plt.close(fig)
     return [output]
 
 

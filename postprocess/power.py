@@ -35,9 +35,8 @@ from tokdyn_h5 import require_modules  # noqa: E402
 require_modules("power.py")  # one line naming what is missing, before numpy, h5py and matplotlib load
 
 import numpy as np  # noqa: E402
-from tokdyn_h5 import (ALLOW_PARTIAL, check_shapes, cli_main, mark_partial, open_run, plain_text,  # noqa: E402
-                       read_datasets, read_numbers, require_attributes, run_parameters, study_group, title_for,
-                       to_str)
+from tokdyn_h5 import (ALLOW_PARTIAL, check_shapes, cli_main, open_run, plain_text, read_datasets,  # noqa: E402
+                       read_numbers, require_attributes, run_parameters, save_figure, set_title, study_group, to_str)
 
 import matplotlib  # noqa: E402
 
@@ -140,7 +139,7 @@ def make_figure(r, plane="last", tokens=32):
     ax.set_ylabel(r"$\gamma_t = |P x_i| / |x_i|$")
     ax.set_title(f"alignment with each layer's $v_1$ ({int(pair.sum())} of {len(layer)} layers with a complex pair)",
                  fontsize=10)
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=8, loc="center right")  # below the converged curves, above the random level
 
     bx.plot(layer, r["rho"], "o-", ms=3, color="tab:orange", label=rf"$\rho_t$ (mean {r['rho_mean']:.3f})")
     bx.axhline(0.5, color="k", ls="--", lw=1, label="1/2")
@@ -198,7 +197,10 @@ def make_figure(r, plane="last", tokens=32):
         dx.legend(fontsize=8, loc="lower left")
     # d is in the deck for synthetic weights only.
     extra = [] if "synthetic.d" in r["parameters"] else [f"d = {int(r['d'])}"]
-    fig.suptitle(title_for("power", r["parameters"], os.path.basename(r["path"]), r["status"], extra))
+    # The matrix each layer applies, as the console's layer lines name it.
+    acting = "I + F" if r["residual"] else "F"
+    extra.append(f"last layer |lambda_1({acting})| = {r['lambda1_abs'][-1]:.4g}, gap({acting}) = {r['gap'][-1]:.4g}")
+    set_title(fig, "power", r["parameters"], os.path.basename(r["path"]), r["status"], extra)
     fig.tight_layout()
     return fig
 
@@ -206,8 +208,7 @@ def make_figure(r, plane="last", tokens=32):
 def plot(r, out, plane="last", tokens=32):
     """Write the four-panel figure of result r to out."""
     fig = make_figure(r, plane, tokens)
-    fig.savefig(out, dpi=110, metadata=mark_partial(fig, r["status"]))
-    plt.close(fig)
+    save_figure(fig, out, r["status"], dpi=110)
 
 
 def summarize(result, output, plane, tokens, allow_partial=False):

@@ -51,9 +51,9 @@ from tokdyn_h5 import PLOTTING, require_modules  # noqa: E402
 require_modules("report.py", PLOTTING + ("scipy",))
 
 import numpy as np  # noqa: E402
-from tokdyn_h5 import (ALLOW_PARTIAL, cli_main, common_parameters, interval_verdict, mark_partial,  # noqa: E402
-                       open_h5, open_run, parameter_text, read_datasets, require_attributes, run_parameters, run_status,
-                       study_group, to_scalar, to_str)
+from tokdyn_h5 import (ALLOW_PARTIAL, cli_main, common_parameters, interval_verdict, open_h5,  # noqa: E402
+                       open_run, parameter_text, read_datasets, require_attributes, run_parameters, run_status,
+                       save_figure, study_group, to_scalar, to_str)
 
 import matplotlib  # noqa: E402
 
@@ -109,16 +109,19 @@ def checked_row(quantity, value, low, high, predicted, at_most=False, predicted_
 
 
 def figure_data(fig, status):
-    """The figure as a base64 PNG (marked partial unless status is complete); closes it."""
-    mark_partial(fig, status)
+    """(base64 PNG, the height in the PNG's pixels of its smallest text) of the figure (save_figure: marked
+    partial unless status is complete); closes it. The page scales a wide figure down: the text size tells
+    whether it stays readable (tests/postprocess/check_report_page.py)."""
+    from matplotlib.text import Text
+
+    sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=DPI)
-    plt.close(fig)
-    return base64.b64encode(buffer.getvalue()).decode("ascii")
+    save_figure(fig, buffer, status, dpi=DPI)
+    return base64.b64encode(buffer.getvalue()).decode("ascii"), min(sizes, default=0) * DPI / 72
 
 
 def section(title, kind, status, params=None, command="", deck="", files=(), figures=(), rows=(), notes=()):
-    """A section of the page. figures: [(caption, base64 PNG)]; rows: [row(...)]."""
+    """A section of the page. figures: [(caption, figure_data(...))]; rows: [row(...)]."""
     return {"title": title, "kind": kind, "status": status, "parameters": parameter_text(command, params or {}),
             "deck": deck, "files": list(files), "figures": list(figures), "rows": list(rows), "notes": list(notes)}
 
@@ -309,7 +312,7 @@ def train_sections(paths, allow_partial, skipped):
     table, effects = training.summarise(runs, lines)
     align = training.alignment_summary(runs, lines)
     status = "complete" if all(r["status"] == "complete" for r in runs) else "partial"
-    rows = [row(f"{g['optimizer']}, {g['symmetry']}: end validation loss (EMA, {len(g['seeds'])} seeds, 95%)",
+    rows = [row(f"{g['optimizer']}, {g['symmetry']}: end validation loss (EMA, {plural(len(g['seeds']), 'seed')}, 95%)",
                 training.fmt(g["final_val_loss_ema"], g["final_val_loss_ema_ci95"]),
                 verdict=f"lowest raw {training.fmt(g['min_val_loss'], g['min_val_loss_ci95'])}") for g in table]
     rows += [row(f"{e['optimizer']}: {e['symmetry']} - symmetric, end EMA ({e['interval']})",
@@ -508,8 +511,8 @@ def render(directory, sections, skipped, count):
                            f'<td>{e(r["measured"])}</td><td>{e(r["predicted"])}</td>'
                            f'<td class="verdict">{e(r["verdict"])}</td></tr>')
             out.append("</table>")
-        for caption, data in s["figures"]:
-            out.append(f'<figure><img class="figure" alt="{e(caption)}: {e(s["title"])}" '
+        for caption, (data, text_px) in s["figures"]:
+            out.append(f'<figure><img class="figure" alt="{e(caption)}: {e(s["title"])}" data-text-px="{text_px:.1f}" '
                        f'src="data:image/png;base64,{data}"><figcaption>{e(caption)}</figcaption></figure>')
         if s["deck"]:
             out.append(f"<details><summary>resolved deck</summary><pre>{e(s['deck'])}</pre></details>")

@@ -38,9 +38,9 @@ from tokdyn_h5 import require_modules  # noqa: E402
 require_modules("spectrum.py")  # one line naming what is missing, before numpy, h5py and matplotlib load
 
 import numpy as np  # noqa: E402
-from tokdyn_h5 import (ALLOW_PARTIAL, check_shapes, cli_main, mark_partial, open_run, plain_text,  # noqa: E402
-                       read_datasets, read_numbers, require_attributes, run_parameters, study_group, title_for,
-                       to_scalar, to_str)
+from tokdyn_h5 import (ALLOW_PARTIAL, check_shapes, cli_main, open_run, plain_text, read_datasets,  # noqa: E402
+                       read_numbers, require_attributes, run_parameters, save_figure, set_title, study_group, to_scalar,
+                       to_str)
 
 import matplotlib  # noqa: E402
 
@@ -106,7 +106,7 @@ def make_figure(r, rows):
     layers = r["layer"]
     # lambda_1 of the matrix the solver saw: I + F when the run's residual attribute says so.
     lead = r"|1 + \lambda_1|" if a["residual"] else r"|\lambda_1|"
-    fig = plt.figure(figsize=(16, 5.5), layout="constrained")  # tight_layout cannot lay out the stacked panels
+    fig = plt.figure(figsize=(13, 5.5), layout="constrained")  # tight_layout cannot lay out the stacked panels
     grid = fig.add_gridspec(2, 3, width_ratios=[1.2, 1, 0.8])
     ax, cx = fig.add_subplot(grid[:, 0]), fig.add_subplot(grid[:, 2])
     # The gap and |lambda_1| on axes of their own, one above the other: on twin axes their lines crossed.
@@ -131,7 +131,7 @@ def make_figure(r, rows):
     ax.set_xlabel("Re " + (r"$(1 + \lambda)$" if a["residual"] else r"$\lambda$"))
     ax.set_ylabel("Im")
     ax.set_title(plain_text(f"top {a['nev']} eigenvalues ({a['which']}), d = {a['d']}"), fontsize=10)
-    ax.legend(fontsize=7, loc="upper left")
+    ax.legend(fontsize=8, loc="upper left")
 
     gap = np.array([row["gap"] for row in rows])
     l1 = np.array([row["abs_lambda1"] for row in rows])
@@ -165,15 +165,14 @@ def make_figure(r, rows):
     cx.set_ylabel("converged pairs")
     cx.set_title(plain_text(f"{a['solver']} ({a.get('eps_type', a['solver'])}, {a['operator']})"), fontsize=10)
     cx.legend(fontsize=8, loc="lower right")
-    fig.suptitle(title_for("spectrum", r["parameters"], os.path.basename(r["path"]), r["status"]))
+    set_title(fig, "spectrum", r["parameters"], os.path.basename(r["path"]), r["status"])
     return fig
 
 
 def plot(r, rows, out):
     """Write the figure of run r to out."""
     fig = make_figure(r, rows)
-    fig.savefig(out, dpi=110, metadata=mark_partial(fig, r["status"]))
-    plt.close(fig)
+    save_figure(fig, out, r["status"], dpi=110)
 
 
 def write_json(path, r, rows):

@@ -29,8 +29,8 @@ from tokdyn_h5 import require_modules  # noqa: E402
 require_modules("synchronization.py")  # one line naming what is missing, before numpy, h5py and matplotlib load
 
 import numpy as np  # noqa: E402
-from tokdyn_h5 import (ALLOW_PARTIAL, check_shapes, cli_main, log_lower, mark_partial, open_run,  # noqa: E402
-                       plain_text, read_datasets, read_numbers, run_parameters, study_group, title_for, to_str)
+from tokdyn_h5 import (ALLOW_PARTIAL, check_shapes, cli_main, log_lower, open_run, plain_text,  # noqa: E402
+                       read_datasets, read_numbers, run_parameters, save_figure, set_title, study_group, to_str)
 
 import matplotlib  # noqa: E402
 
@@ -110,7 +110,7 @@ def make_figure(r):
     bx.legend(fontsize=8, loc="lower right")
     if r["notes"]:
         fig.text(0.01, 0.005, plain_text("note: " + r["notes"].replace("\n", "; ")), fontsize=7)
-    fig.suptitle(title_for("synchronize", r["parameters"], os.path.basename(r["path"]), r["status"]))
+    set_title(fig, "synchronize", r["parameters"], os.path.basename(r["path"]), r["status"])
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     return fig
 
@@ -118,8 +118,7 @@ def make_figure(r):
 def plot(r, out):
     """Write the two-panel figure of result r to out."""
     fig = make_figure(r)
-    fig.savefig(out, dpi=120, metadata=mark_partial(fig, r["status"]))
-    plt.close(fig)
+    save_figure(fig, out, r["status"], dpi=120)
 
 
 def summarize(result, output, allow_partial=False):

@@ -310,8 +310,8 @@ _KERNEL = (("mlp.activation", "MLP"), ("mlp.width", "m"), ("mlp.sigma_u", "sigma
 _ATTENTION = (("attention.style", "attention"), ("attention.beta", "beta"), ("attention.factor", "factor"))
 _WEIGHTS = (("weights.format", "weights"), ("weights.file", "file", _weights_are("file")),
             ("synthetic.kind", "synthetic", _weights_are("synthetic")), ("synthetic.d", "d", _weights_are("synthetic")),
-            ("synthetic.lambda1", "lambda_1", _weights_are("synthetic")),
-            ("synthetic.gap", "gap", _weights_are("synthetic")))
+            ("synthetic.lambda1", "lambda_1(F)", _weights_are("synthetic")),
+            ("synthetic.gap", "gap(F)", _weights_are("synthetic")))
 TITLE_KEYS = {
     "transformer": _MODEL + _ATTENTION + _KERNEL + (("run.seed", "seed"),),
     "sde": _MODEL[:2] + (("model.L", "steps"), ("model.T", "T")) + _ATTENTION + _KERNEL
@@ -385,6 +385,112 @@ def title_for(command, params, name="", status="complete", extra=(), width=110):
         else:
             lines.append(part)
     return plain_text("\n".join([first] + lines))
+
+
+def set_title(fig, command, params, name="", status="complete", extra=(), footer=(), **text):
+    """The figure's title (title_for, wrapped to the figure's width) and its provenance in a small grey footer
+    below everything else: `name` (the file, the sweep) and `footer` (ranks, version). save_figure keeps both
+    inside the saved picture."""
+    size = text.get("fontsize", 12)
+    size = size if isinstance(size, (int, float)) else 12
+    width = max(40, int(fig.get_figwidth() * 72 / (0.6 * size)))  # characters that fit: about 0.6 em each
+    fig.suptitle(title_for(command, params, "", status, extra, width=width), **text)
+    parts = [str(p) for p in (name, *footer) if p]
+    if parts:
+        fig.text(0.99, 0.0, plain_text("  |  ".join(parts)), ha="right", va="top", fontsize="small", color="0.4")
+
+
+class FigureWarning(UserWarning):
+    """A figure that is drawn, but wrongly: an empty panel, a legend over its curves."""
+
+
+# The environment variable that makes a figure problem an error (the tests set it): "error".
+FIGURE_CHECK = "TOKDYN_FIGURE_CHECK"
+
+
+def figure_problems(fig):
+    """What is wrong with a drawn figure: a panel (with its axis on) that holds no data and no text saying why, a
+    legend that covers a labelled curve of its panel (the twin panels' included) or a title, a logarithmic axis
+    with a single labelled tick (no scale can be read off one). Draws the figure."""
+    import numpy as np
+
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    problems = []
+    for ax in fig.axes:
+        name = ax.get_title() or ax.get_ylabel() or f"panel {fig.axes.index(ax) + 1}"
+        if not ax.get_visible() or not ax.axison:
+            continue
+        if not ax.has_data() and not any(t.get_visible() and t.get_text() for t in ax.texts):
+            problems.append(f"panel '{name}' is empty and says nothing about why")
+        for axis, which in ((ax.xaxis, "x"), (ax.yaxis, "y")):
+            if axis.get_scale() != "log":
+                continue
+            low, high = sorted(axis.get_view_interval())
+            ticks = [*zip(axis.get_majorticklocs(), axis.get_majorticklabels()),
+                     *zip(axis.get_minorticklocs(), axis.get_minorticklabels())]
+            labelled = {loc for loc, label in ticks if low <= loc <= high and label.get_visible() and label.get_text()}
+            if len(labelled) == 1:
+                problems.append(f"panel '{name}' has a single labelled tick on its logarithmic {which} axis")
+        legend = ax.get_legend()
+        if legend is None or not legend.get_visible():
+            continue
+        box = legend.get_window_extent(renderer)
+        titles = [t for a in fig.axes for t in (a.title, a._left_title, a._right_title)] + [fig._suptitle]
+        for t in (t for t in titles if t is not None and t.get_visible() and t.get_text()):
+            if box.overlaps(t.get_window_extent(renderer)):
+                problems.append(f"the legend of panel '{name}' covers the title '{t.get_text()}'")
+        twins = [a for a in fig.axes if a.get_position().bounds == ax.get_position().bounds]
+        # The labelled curves (an unlabelled line is a marker: a stage boundary, a reference level).
+        for line in (ln for a in twins for ln in a.get_lines() if ln.get_visible() and not ln.get_label().startswith("_")):
+            path = line.get_transform().transform_path(line.get_path())  # in pixels, as drawn
+            if line.get_linestyle() in ("None", "none", " ", ""):
+                xy = path.vertices[np.all(np.isfinite(path.vertices), axis=1)]
+                covered = np.any((xy[:, 0] > box.x0) & (xy[:, 0] < box.x1) & (xy[:, 1] > box.y0) & (xy[:, 1] < box.y1))
+            else:
+                covered = path.intersects_bbox(box, filled=False)
+            if covered:
+                problems.append(f"the legend of panel '{name}' covers the curve '{line.get_label()}'")
+                break
+    return problems
+
+
+def save_figure(fig, target, status="complete", dpi=100):
+    """Save fig to target (a path or a file object) as PNG, marked partial unless status is complete, with
+    every artist inside the picture (bbox_inches='tight': no title or footer cut off), and close it. A
+    figure_problems finding is a FigureWarning, or a ValueError where TOKDYN_FIGURE_CHECK=error."""
+    import warnings
+
+    import matplotlib.pyplot as plt
+
+    try:
+        metadata = mark_partial(fig, status)
+        for problem in figure_problems(fig):
+            if os.environ.get(FIGURE_CHECK) == "error":
+                raise ValueError(f"figure: {problem}")
+            warnings.warn(problem, FigureWarning, stacklevel=2)
+        fig.savefig(target, format="png", dpi=dpi, bbox_inches="tight", pad_inches=0.15, metadata=metadata)
+    finally:
+        plt.close(fig)
+
+
+def readable_log_axis(axis):
+    """Ticks a logarithmic axis (ax.yaxis, after its data are drawn) can be read off whatever its range: over
+    two decades or more matplotlib's own; over less, labels at 1, 2 and 5 of each decade; under a factor of 3,
+    four evenly spaced labels (one tick alone gives no scale: figure_problems flags it)."""
+    import math
+
+    from matplotlib.ticker import FormatStrFormatter, LogLocator, MaxNLocator, NullFormatter
+
+    low, high = sorted(axis.get_view_interval())
+    if not (low > 0 and math.isfinite(high)) or high >= 100 * low:
+        return
+    if high >= 3 * low:
+        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    else:
+        axis.set_major_locator(MaxNLocator(nbins=4))
+    axis.set_major_formatter(FormatStrFormatter("%.3g"))  # every tick labelled (LogFormatter skips some)
+    axis.set_minor_formatter(NullFormatter())
 
 
 def pi_label(value, _position=None):

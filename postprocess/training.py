@@ -43,8 +43,8 @@ from tokdyn_h5 import PLOTTING, require_modules  # noqa: E402
 require_modules("training.py", PLOTTING + ("scipy",))
 
 import numpy as np  # noqa: E402
-from tokdyn_h5 import (ALLOW_PARTIAL, check_shapes, cli_main, common_parameters, mark_partial,  # noqa: E402
-                       open_run, plain_text, read_datasets, read_numbers, run_parameters, study_group, title_for,
+from tokdyn_h5 import (ALLOW_PARTIAL, check_shapes, cli_main, common_parameters, open_run,  # noqa: E402
+                       plain_text, read_datasets, read_numbers, run_parameters, save_figure, set_title, study_group,
                        to_str)
 
 import matplotlib  # noqa: E402
@@ -240,10 +240,16 @@ def colours(keys):
     return {k: cmap(i % 10) for i, k in enumerate(sorted(keys))}
 
 
-def runs_title(runs, what):
-    """The title of a figure of several runs: `what`, and the parameters they share."""
+def plural(n, word):
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def set_runs_title(fig, runs, what, **text):
+    """The title of a figure of one or more runs: `what` and the parameters they share; their number in the
+    footer (set_title)."""
     status = "complete" if all(r["status"] == "complete" for r in runs) else "partial"
-    return title_for("train", common_parameters(r["parameters"] for r in runs), f"{len(runs)} runs, {what}", status)
+    set_title(fig, "train", common_parameters(r["parameters"] for r in runs), plural(len(runs), "run"), status,
+              [what], **text)
 
 
 def make_losses_figure(runs):
@@ -259,7 +265,7 @@ def make_losses_figure(runs):
             step = rs[0]["step"][:n]
             for key, width, alpha in (("val_loss", 0.8, 0.5), ("val_loss_ema", 2.0, 1.0)):
                 y = np.array([r[key][:n] for r in rs])
-                label = f"{sym} ({len(rs)} seeds)" if key == "val_loss_ema" else None
+                label = f"{sym} ({plural(len(rs), 'seed')})" if key == "val_loss_ema" else None
                 ax.plot(step[1:], y.mean(0)[1:], color=colour, lw=width, alpha=alpha, label=label)
                 if len(rs) > 1:
                     ax.fill_between(step[1:], y.min(0)[1:], y.max(0)[1:], color=colour, alpha=0.12 * alpha, lw=0)
@@ -279,7 +285,9 @@ def make_losses_figure(runs):
         low, high = float(values.min()), float(np.percentile(values, 99))
         axes[0][0].set_ylim(low - 0.05 * (high - low), high + 0.1 * (high - low))
     axes[0][0].set_ylabel("validation loss (nats per token): raw thin, EMA thick")
-    fig.suptitle(runs_title(runs, "validation loss, seed mean and min-max band"))
+    several = any(len({r["seed"] for r in runs if (r["optimizer"], r["symmetry"]) == (o, s)}) > 1
+                  for o in optimizers for s in symmetries)  # a band needs two seeds
+    set_runs_title(fig, runs, "validation loss" + (", mean over seeds and min-max band" if several else ""))
     fig.tight_layout()  # room for the title's lines above the panels' titles
     return fig
 
@@ -304,22 +312,14 @@ def make_charges_figure(runs):
     ax.grid(alpha=0.3, which="both")
     if labelled:  # none when no run has a nonzero charge (one that failed at once)
         ax.legend(fontsize=7, ncol=2)
-    fig.suptitle(runs_title(runs, "charges"), fontsize=10)
+    set_runs_title(fig, runs, "charges", fontsize=10)
     fig.tight_layout()
     return fig
 
 
 def make_alignment_figure(runs, summary):
-    fig, (a, b) = plt.subplots(1, 2, figsize=(12, 4.5))
-    edges = np.linspace(-8, 8, 41)
-    for sym, s in sorted(summary.items()):
-        a.hist(np.clip(s["z"], -8, 8), bins=edges, density=True, alpha=0.5, label=f"{sym} ({len(s['z'])} heads)")
-    x = np.linspace(-8, 8, 400)
-    a.plot(x, np.exp(-x * x / 2) / math.sqrt(2 * math.pi), "k--", label="null N(0, 1)")
-    a.set_xlabel("z = (mean cos(W_K e_t, mean b_Q) - null mean) / null std")
-    a.set_ylabel("density over heads")
-    a.set_title("(a) key-bias alignment per head against random directions")
-    a.legend(fontsize=8)
+    """(a) the heads' key-bias alignment against the null; (b) the most aligned head's cosines over the
+    vocabulary, only when a run has b_Q (the panel is left out otherwise)."""
     best = None
     for r in runs:
         al = r["alignment"]
@@ -329,6 +329,19 @@ def make_alignment_figure(runs, summary):
         h = int(np.argmax(z))
         if best is None or z[h] > best[0]:
             best = (z[h], r, h)
+    if best is None:
+        fig, a = plt.subplots(figsize=(7, 4.5))
+    else:
+        fig, (a, b) = plt.subplots(1, 2, figsize=(12, 4.5))
+    edges = np.linspace(-8, 8, 41)
+    for sym, s in sorted(summary.items()):
+        a.hist(np.clip(s["z"], -8, 8), bins=edges, density=True, alpha=0.5, label=f"{sym} ({len(s['z'])} heads)")
+    x = np.linspace(-8, 8, 400)
+    a.plot(x, np.exp(-x * x / 2) / math.sqrt(2 * math.pi), "k--", label="null N(0, 1)")
+    a.set_xlabel("z = (mean cos(W_K e_t, mean b_Q) - null mean) / null std")
+    a.set_ylabel("density over heads")
+    a.set_title("(a) key-bias alignment per head against random directions")
+    a.legend(fontsize=8)
     if best is not None:
         _, r, h = best
         cos = r["alignment_cos"][h]
@@ -347,16 +360,13 @@ def make_alignment_figure(runs, summary):
                     fontsize=9)
         b.set_xlabel("vocabulary tokens, sorted")
         b.set_ylabel("cos(W_K e_t, mean b_Q)")
-    else:
-        b.text(0.5, 0.5, "no run with b_Q", ha="center", transform=b.transAxes)
-    fig.suptitle(runs_title(runs, "key-bias alignment"), fontsize=10)
+    set_runs_title(fig, runs, "key-bias alignment" + ("" if best else " (no run with b_Q: no panel (b))"), fontsize=10)
     fig.tight_layout()
     return fig
 
 
 def save(fig, out, status):
-    fig.savefig(out, dpi=120, bbox_inches="tight", metadata=mark_partial(fig, status))
-    plt.close(fig)
+    save_figure(fig, out, status, dpi=120)
 
 
 def main_body(args):

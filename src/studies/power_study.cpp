@@ -343,16 +343,21 @@ class PowerRun : public RunState {
       file.write_snapshot(t, double(t), x_.data(), partition_.begin(comm_.rank()), partition_.count(comm_.rank()));
     const LayerAlignment& s = last_;
     char line[400];
+    // The eigenvalues are those of the matrix the layer applies: I + F with the residual, else F.
+    const char* acting = p_.layer.residual ? "I + F" : "F";
     int n = std::snprintf(line, sizeof line,
-                          "layer %lld/%lld: gamma %.6f [q1 %.4f, q3 %.4f], sin %.3e, rho %.3f, |lambda_1| %.5g, gap %.4f",
+                          "layer %lld/%lld: gamma %.6f [q1 %.4f, q3 %.4f], sin %.3e, rho %.3f, |lambda_1(%s)| %.5g, "
+                          "gap(%s) %.4f",
                           static_cast<long long>(t), static_cast<long long>(layers_), s.gamma_mean, s.gamma_q1,
-                          s.gamma_q3, s.sin_mean, s.rho, lead_.modulus, lead_.gap);
+                          s.gamma_q3, s.sin_mean, s.rho, acting, lead_.modulus, acting, lead_.gap);
     if (lead_.pair)
       n += std::snprintf(line + n, sizeof line - n, ", rotation %.6f (arg lambda_1 %.6f)", s.rotation, lead_.angle());
     std::snprintf(line + n, sizeof line - n, " [%.1f s]", MPI_Wtime() - start_);
-    comm_.print(line);
+    record_line_ = line;
     return std::isfinite(s.gamma_mean) ? "" : "the alignment gamma is NaN after layer " + std::to_string(t);
   }
+
+  std::string record_line() const override { return record_line_; }
 
   bool finite() const override {
     for (double v : x_)
@@ -424,6 +429,7 @@ class PowerRun : public RunState {
   std::vector<double> x_, first_input_, last_input_;  // [n_local, d]: now, before layer 0, before the last layer
   std::vector<double> u_;                              // [d]: the steering target (empty: no steering)
   double start_;
+  std::string record_line_;  // of the last observe()
   LeadingDirection lead_;
   LayerAlignment last_{};
   std::vector<std::int64_t> index_, pair_;

@@ -295,7 +295,8 @@ std::string SyntheticWeights::describe() const {
   s << "synthetic " << spec_.kind << " d = " << spec_.d << ", " << spec_.heads << " head" << (spec_.heads > 1 ? "s" : "")
     << ", " << spec_.layers << " layers (" << (spec_.shared ? "shared" : "layer-varying") << ")";
   if (spec_.kind != "random") {
-    s << ", lambda1 = " << spec_.lambda1 << ", gap = " << spec_.gap;
+    // Of F itself; a residual layer applies I + F, whose eigenvalues the power run prints.
+    s << ", lambda_1(F) = " << spec_.lambda1 << ", gap(F) = " << spec_.gap;
     if (spec_.kind == "complex") s << ", angle = " << spec_.angle;
     if (spec_.kind == "degenerate") s << ", degeneracy = " << spec_.degeneracy;
   }

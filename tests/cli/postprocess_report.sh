@@ -1,7 +1,9 @@
-# postprocess/report.py renders in a browser: run files of eight commands made by the real code at small size
+# postprocess/report.py renders in a browser: run files of ten commands made by the real code at small size
 # (seconds each) and a file that is not one, the report of their directory, then headless Chromium's DOM and
-# screenshot of the page (tests/postprocess/check_report_page.py: every figure decoded, the sections, a
-# screenshot that is not blank). Skipped (exit 77) only where no chromium is installed:
+# screenshot of the page (tests/postprocess/check_report_page.py: every figure decoded, the sections, every
+# figure's smallest text readable at the width the page shows it, nothing cut off at a figure's edge, a
+# screenshot that is not blank). TOKDYN_FIGURE_CHECK=error (CTest): report.py fails on an empty panel, a
+# legend over its curves or a single tick on a log axis. Skipped (exit 77) only where no chromium is installed:
 # jobscripts/install-deps-debian.sh installs it.
 source "$(dirname "$0")/common.sh"
 if ! command -v chromium > /dev/null; then
@@ -26,10 +28,15 @@ produce converge converge "$I/converge-depth.ini" --converge.levels=3 --converge
   --noise.features=64
 produce spectrum spectrum "$I/spectrum.ini"
 produce power power "$I/power-dominant.ini"
+produce markov markov "$I/markov.ini" --flow.time=100 --flow.records=50
+# One symmetric run: one seed (no band to promise) and no b_Q (the alignment figure leaves its panel out).
+produce train train "$I/train.ini" --train.steps=20 --train.eval_every=5 --train.context=16 --model.channels=16 \
+  --model.heads=2 --train.alignment_null=50
 echo "not a run file" > runs/notes.h5
 "$PYTHON" "$SRC/postprocess/report.py" runs -o report.html > report.log 2>&1 || fail "report.py: $(cat report.log)"
 [ "$(cat report.log)" = report.html ] || fail "report.py printed: $(cat report.log)"
-# A section per run file (the converge file's study included), notes.h5 among the files not used.
-"$PYTHON" "$SRC/tests/postprocess/check_report_page.py" report.html --sections 8 --unused notes.h5 \
+# A section per run file (the converge file's study included, the train runs one), notes.h5 among the files
+# not used.
+"$PYTHON" "$SRC/tests/postprocess/check_report_page.py" report.html --sections 10 --unused notes.h5 \
   --screenshot screenshot.png || fail "the page as Chromium renders it"
 echo "ok: report.html ($(du -k report.html | cut -f1) kB) rendered by $(chromium --version 2>/dev/null)"

@@ -10,7 +10,12 @@ Usage:
 2. chromium --headless --dump-dom of a copy of the page with a script added that writes each image's
    naturalWidth x naturalHeight into the DOM once the page has loaded: every figure is in the rendered DOM,
    decoded at its PNG's size; N sections and the "files not used" one listing each NAME.
-3. chromium --headless --screenshot at 1200 x 3000: a PNG of that size, not blank (the pixels vary, and more
+3. The figures as the page shows them (the probe writes each image's displayed width too): the smallest text
+   of each figure (report.py's data-text-px, in the PNG's pixels) scaled to its displayed width is at least
+   MIN_TEXT_PX CSS pixels (a figure too wide for the page shrinks its text below reading size); and nothing
+   is cut off at a figure's edge: the PNG's outermost rows and columns are background (a title or label
+   reaching an edge was clipped).
+4. chromium --headless --screenshot at 1200 x 3000: a PNG of that size, not blank (the pixels vary, and more
    than 5 % of them are not the white background).
 Prints what it checked; on a failure one line "check_report_page.py: FAIL: ..." and exit status 1.
 """
@@ -28,12 +33,16 @@ PREFIX = "data:image/png;base64,"
 PROBE = """<script>
 // Added by check_report_page.py: what the browser decoded, written where --dump-dom shows it.
 window.addEventListener("load", () => {
-  for (const img of document.images) img.setAttribute("data-natural", img.naturalWidth + "x" + img.naturalHeight);
+  for (const img of document.images) {
+    img.setAttribute("data-natural", img.naturalWidth + "x" + img.naturalHeight);
+    img.setAttribute("data-shown", String(img.getBoundingClientRect().width));
+  }
   document.body.setAttribute("data-probed", String(document.images.length));
 });
 </script>
 """
 WIDTH, HEIGHT = 1200, 3000
+MIN_TEXT_PX = 8.0  # the smallest text a figure may show on the page, in CSS pixels (browsers' minimum font size: 6)
 
 
 class Failure(Exception):
@@ -78,6 +87,22 @@ def png_size(src):
     return struct.unpack(">II", data[16:24])
 
 
+def cut_at_edge(src):
+    """The edge ('top', 'bottom', 'left', 'right') of a base64 PNG whose outermost row or column holds anything
+    but the background colour (its corner pixel), or ''."""
+    import io
+
+    import matplotlib.image as mpimg
+    import numpy as np
+
+    img = mpimg.imread(io.BytesIO(base64.b64decode(src[len(PREFIX):])), format="png")[..., :3]
+    background = img[0, 0]
+    for edge, line in (("top", img[0]), ("bottom", img[-1]), ("left", img[:, 0]), ("right", img[:, -1])):
+        if np.abs(line - background).max() > 0.1:
+            return edge
+    return ""
+
+
 def chromium(*args, timeout=120):
     """Run headless Chromium (as root it needs --no-sandbox); return its stdout."""
     binary = shutil.which("chromium")
@@ -100,7 +125,8 @@ def check(args):
     with open(probe, "w", encoding="utf-8") as f:
         f.write(open(page, encoding="utf-8").read().replace("</body>", PROBE + "</body>"))
     # The virtual time budget lets the page load (and the probe run) before the DOM is dumped.
-    dom = Elements(chromium("--virtual-time-budget=10000", "--dump-dom", "file://" + probe))
+    dom = Elements(chromium("--virtual-time-budget=10000", f"--window-size={WIDTH},{HEIGHT}", "--dump-dom",
+                            "file://" + probe))
     if dom.body.get("data-probed") is None:
         raise Failure("the page's load event did not run before the DOM was dumped")
     rendered = [img.get("data-natural", "") for img in dom.images]
@@ -109,6 +135,20 @@ def check(args):
         raise Failure(f"figures decoded by the browser (naturalWidth x naturalHeight) {rendered}, "
                       f"expected their PNGs' sizes {expected}")
     print(f"chromium --dump-dom: {len(rendered)} figures decoded at their PNGs' sizes")
+    smallest = []
+    for img, (w, h) in zip(dom.images, sizes):
+        name = img.get("alt", "?")
+        shown = float(img.get("data-shown", "0"))
+        text = float(img.get("data-text-px", "nan")) * shown / w
+        if not text >= MIN_TEXT_PX:
+            raise Failure(f"figure '{name}': its smallest text is {text:.1f} px on the page (shown {shown:.0f} of "
+                          f"{w} px wide), less than {MIN_TEXT_PX:g}: too small to read")
+        smallest.append(text)
+        edge = cut_at_edge(img.get("src", ""))
+        if edge:
+            raise Failure(f"figure '{name}': drawn up to its {edge} edge: something is cut off there")
+    print(f"figures on the page: smallest text {min(smallest):.1f} px (at least {MIN_TEXT_PX:g}); "
+          f"no figure drawn up to an edge")
     titles = dom.titles
     sections = [t for t in titles if t != "files not used"]
     if len(sections) != args.sections:

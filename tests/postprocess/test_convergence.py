@@ -658,5 +658,6 @@ def test_figure_metrics_apart_and_intervals_on_the_log_axis():
     fig.canvas.draw()
     assert ax.get_ylim()[0] > 0
     title = fig._suptitle.get_text()
-    assert title.startswith("tokdyn converge: depth study, 2 files") and "N = 8" in title
+    assert title.startswith("tokdyn converge\n") and "N = 8" in title
+    assert any(t.get_text() == "depth study, 2 files" for t in fig.texts)  # the footer
     plt.close(fig)

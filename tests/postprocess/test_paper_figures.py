@@ -85,5 +85,6 @@ def test_energy_axis_readable():
         sizes = [label.get_fontsize() for label in ax.get_yticklabels() if label.get_text()]
         assert sizes and min(sizes) >= 8
     title = fig._suptitle.get_text()
-    assert title.startswith("tokdyn transformer: grid-d5-bias0") and "N = 16, d = 5" in title and "MLP" not in title
+    assert title.startswith("tokdyn transformer\n") and "N = 16, d = 5" in title and "MLP" not in title
+    assert any(t.get_text() == "grid-d5-bias0" for t in fig.texts)  # the footer
     plt.close(fig)

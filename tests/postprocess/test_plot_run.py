@@ -277,7 +277,10 @@ def test_steps_axis_and_title(tmp_path, command):
     titles = [ax.get_title() for ax in fig.axes if ax.get_title().startswith(("t = ", "layer "))]
     assert titles == ([f"t = {t:.4g}" for t in snapshot_time] if sde else [f"layer {k}" for k in snapshot_layer])
     title = fig._suptitle.get_text()
-    assert title.startswith(f"tokdyn {command}: run.h5")
+    assert title.startswith(f"tokdyn {command}\n")
+    # Provenance in the footer, not the title: the file, the ranks, the version.
+    footer = [t.get_text() for t in fig.texts if t.get_text().startswith("run.h5")]
+    assert len(footer) == 1 and "ranks" in footer[0] and "tokdyn " in footer[0]
     assert ("N = 32, d = 2, steps = 10, T = 1" if sde else "N = 32, d = 2, L = 10, T = 1") in title
     assert ("scheme = heun" in title) == sde
     import matplotlib.pyplot as plt
