@@ -181,6 +181,9 @@ def test_slope_recovered(tmp_path, true_slope, study):
     assert summary["expected_slope"] == -1.0
     assert f"slope of log mse_grid against log {'L' if study == 'depth' else 'm'}" \
         in result.stdout
+    # A slope whose interval excludes the expected -1 is flagged as report.py flags it; one that holds it not.
+    flagged = [x for x in result.stdout.splitlines() if x.startswith("slope of log") and "<- DISAGREES: " in x]
+    assert len(flagged) == (0 if true_slope == -1.0 else len(METRICS)), result.stdout
     check_png(tmp_path / "fit.png")
 
 
@@ -525,6 +528,9 @@ def test_tokens_slope_and_bound(tmp_path, true_slope, faster):
     assert f"is {verdict} the bound slope -0.5" in result.stdout
     assert "slope of log w2_sup against log N" in result.stdout
     assert "(bound -0.5, sharp -1)" in result.stdout
+    # Slower than the bound (the interval above it) is flagged; faster is not.
+    flagged = [x for x in result.stdout.splitlines() if x.startswith("slope of log") and "<- DISAGREES: " in x]
+    assert len(flagged) == (0 if faster else len(TOKEN_METRICS)), result.stdout
 
 
 def test_tokens_outputs(tmp_path):

@@ -201,3 +201,103 @@ def test_load_older_file_and_partial(tmp_path):
     assert run.groups["diagnostics"] == {}
     with pytest.raises(ValueError, match="no such file"):
         t.load(str(tmp_path / "missing.h5"))
+
+
+# ------------------------------------------------------------------ figures: title, footer, problems, saving
+
+def _figure(panels=1):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt.subplots(1, panels, figsize=(6, 4), squeeze=False)
+
+
+def test_figure_problems_empty_panel_needs_a_reason():
+    """A panel with neither data nor text is a problem; one that says why it is empty is not."""
+    fig, axes = _figure(2)
+    axes[0][0].plot([0, 1], [0, 1])
+    assert t.figure_problems(fig) == ["panel 'panel 2' is empty and says nothing about why"]
+    axes[0][1].text(0.5, 0.5, "no run with b_Q", transform=axes[0][1].transAxes)
+    assert t.figure_problems(fig) == []
+
+
+def test_figure_problems_legend_over_a_curve_or_a_title():
+    """A legend that a labelled curve passes under (the twin axis' too) is flagged, one beside the curves not;
+    nor an unlabelled marker line (a stage boundary)."""
+    fig, axes = _figure()
+    ax = axes[0][0]
+    ax.plot([0, 10], [0.5, 0.5], label="level")  # straight through the middle of the panel
+    ax.legend(loc="center")
+    assert t.figure_problems(fig) == ["the legend of panel 'panel 1' covers the curve 'level'"]
+    ax.set_ylim(0, 3)
+    ax.legend(loc="upper right")  # the line is at 1/6 of the height
+    ax.axvline(9.5, color="k")  # unlabelled: a marker, not a curve
+    assert t.figure_problems(fig) == []
+    twin = ax.twinx()
+    twin.plot([0, 10], [1, 1], label="twin")
+    twin.set_ylim(0, 1.05)  # the twin's curve runs along the top, under the legend
+    assert t.figure_problems(fig) == ["the legend of panel 'panel 1' covers the curve 'twin'"]
+    fig2, axes2 = _figure()
+    ax2 = axes2[0][0]
+    ax2.set_title("a title")
+    ax2.plot([0, 1], [0, 1], label="x")
+    ax2.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0))  # on top of the title
+    assert t.figure_problems(fig2) == ["the legend of panel 'a title' covers the title 'a title'"]
+
+
+def test_figure_problems_single_tick_on_a_log_axis_and_its_cure():
+    """A log axis over less than a decade can show one labelled tick (no scale); readable_log_axis gives it
+    several, over a factor of 5 and of 1.2 alike."""
+    from matplotlib import ticker
+
+    for low, high in ((0.15, 0.8), (0.46, 0.55)):
+        fig, axes = _figure()
+        ax = axes[0][0]
+        ax.plot([0, 1], [low, high])
+        ax.set_yscale("log")
+        ax.set_ylim(low, high)
+        ax.yaxis.set_minor_formatter(ticker.NullFormatter())
+        ax.yaxis.set_major_locator(ticker.FixedLocator([0.5]))  # what a decade-based locator leaves here
+        ax.yaxis.set_major_formatter(ticker.FormatStrFormatter("%g"))
+        assert t.figure_problems(fig) == ["panel 'panel 1' has a single labelled tick on its logarithmic y axis"]
+        t.readable_log_axis(ax.yaxis)
+        assert t.figure_problems(fig) == []
+        labels = [x.get_text() for x in ax.get_yticklabels() if x.get_text()]
+        locs = [v for v in ax.yaxis.get_majorticklocs() if low <= v <= high]
+        assert len(labels) >= 2 and len(locs) >= 2
+
+
+def test_set_title_and_save_figure(tmp_path, monkeypatch):
+    """The title holds the parameters, not the file name; the footer the file and the provenance; a title far
+    wider than its figure is wrapped to it; the saved PNG has every text inside (its border rows and columns
+    are background); a problem raises under TOKDYN_FIGURE_CHECK=error and only warns otherwise."""
+    import matplotlib.image as mpimg
+
+    fig, axes = _figure()
+    axes[0][0].plot([0, 1], [0, 1])
+    params = {f"model.{k}": v for k, v in (("N", 64), ("d", 4), ("L", 400), ("T", 20))}
+    params.update({f"mlp.{k}": v for k, v in (("activation", "relu"), ("width", 512), ("sigma_u", 0.5),
+                                               ("sigma_w", 0.25))})
+    t.set_title(fig, "transformer", params, "run.h5", footer=["2 ranks", "tokdyn 0.1.0 (abc)"])
+    title = fig._suptitle.get_text()
+    assert title.startswith("tokdyn transformer\n") and "run.h5" not in title and "N = 64" in title
+    assert max(len(line) for line in title.splitlines()) <= 6 * 72 / (0.6 * 12)  # wrapped to the figure's width
+    assert [x.get_text() for x in fig.texts if x is not fig._suptitle] == ["run.h5  |  2 ranks  |  tokdyn 0.1.0 (abc)"]
+    out = tmp_path / "f.png"
+    t.save_figure(fig, str(out))
+    img = mpimg.imread(str(out))[..., :3]
+    for edge in (img[0], img[-1], img[:, 0], img[:, -1]):
+        assert np.abs(edge - img[0, 0]).max() < 0.1  # nothing drawn up to the border: nothing cut off
+    fig, axes = _figure(2)
+    axes[0][0].plot([0, 1], [0, 1])
+    monkeypatch.setenv(t.FIGURE_CHECK, "error")
+    with pytest.raises(ValueError, match="figure: panel 'panel 2' is empty"):
+        t.save_figure(fig, str(tmp_path / "g.png"))
+    fig, axes = _figure(2)
+    axes[0][0].plot([0, 1], [0, 1])
+    monkeypatch.delenv(t.FIGURE_CHECK)
+    with pytest.warns(t.FigureWarning, match="is empty"):
+        t.save_figure(fig, str(tmp_path / "h.png"))
+    assert (tmp_path / "h.png").is_file()
