@@ -11,8 +11,8 @@
 #                  options of that launcher, e.g. 'srun --mpi=pmi2' or 'mpiexec --bind-to core'
 #   TOKDYN_PYTHON  the interpreter of postprocess/ (numpy, h5py, matplotlib, scipy; default: python3 on PATH)
 #   TOKDYN_DRY_RUN set by the sweep scripts before they submit (lib-sweep.sh): a task script run by hand with
-#                  it set runs `tokdyn ... --dry-run` on one rank instead of the run, so that every check the
-#                  run makes (deck, files, lock, memory) is made before anything is queued
+#                  it set runs `tokdyn ... --dry-run` on one rank instead of the run, so that the checks the
+#                  run makes (deck, files, lock; not the memory, which is the job's node's) come before it is queued
 
 job_fail() { echo "tokdyn job${SLURM_JOB_ID:+ $SLURM_JOB_ID}: $*" >&2; exit 2; }
 job_usage() { echo "$*" >&2; exit 2; }
@@ -54,8 +54,9 @@ launch_ranks() {
   esac
 }
 
-# tokdyn_dry_run ARGS...: the launch of TOKDYN_DRY_RUN: tokdyn ARGS --dry-run on this machine, one rank.
-tokdyn_dry_run() { "$TOKDYN" "$@" --dry-run; }
+# tokdyn_dry_run ARGS...: the launch of TOKDYN_DRY_RUN: tokdyn ARGS --dry-run on this machine, one rank. The
+# memory is not judged here: the job runs on another node, on its own rank count, and checks it there.
+tokdyn_dry_run() { "$TOKDYN" "$@" --run.max_memory=1000000TB --dry-run; }
 
 # run_checkpointable NP ARGS...: tokdyn ARGS on NP ranks, stoppable by Slurm: the launcher runs in the
 # background, and SIGUSR1 (sbatch --signal=B:USR1@T) or SIGTERM to this shell reaches it as SIGUSR1, which

@@ -79,8 +79,9 @@ slurm_ready() {
 # check_jobs TASKS TRIES PYTHON TASK_SCRIPT ARGS...: what the jobs will need, checked before anything is
 # submitted, under the jobs' own set-up (lib-job.sh: TOKDYN_SETUP, TOKDYN, TOKDYN_PYTHON): the binary runs,
 # the interpreter imports numpy, h5py, matplotlib and scipy (PYTHON = python: a fit or summary job follows),
-# OUTDIR is writable, and TASK_SCRIPT ARGS passes `tokdyn --dry-run` (deck, files, lock, memory: the checks
-# of the run itself) for TRIES of the TASKS array tasks, spread evenly, the first and the last among them.
+# OUTDIR is writable, and TASK_SCRIPT ARGS passes `tokdyn --dry-run` (deck, files, lock: the checks of the run
+# itself but the memory, which the job checks on its node) for TRIES of the TASKS array tasks, spread evenly,
+# the first and the last among them.
 # Else usage_error with the first problem.
 check_jobs() {
   local log rc=0 problem

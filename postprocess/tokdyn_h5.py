@@ -411,7 +411,8 @@ FIGURE_CHECK = "TOKDYN_FIGURE_CHECK"
 def figure_problems(fig):
     """What is wrong with a drawn figure: a panel (with its axis on) that holds no data and no text saying why, a
     legend that covers a labelled curve of its panel (the twin panels' included) or a title, a logarithmic axis
-    with a single labelled tick (no scale can be read off one). Draws the figure."""
+    with a single labelled tick (no scale can be read off one). Draws the figure at its dpi (where a legend
+    placed 'best' goes depends on it: check at the dpi it is saved with)."""
     import numpy as np
 
     fig.canvas.draw()
@@ -465,11 +466,14 @@ def save_figure(fig, target, status="complete", dpi=100):
 
     try:
         metadata = mark_partial(fig, status)
+        fig.set_dpi(dpi)
         for problem in figure_problems(fig):
             if os.environ.get(FIGURE_CHECK) == "error":
                 raise ValueError(f"figure: {problem}")
             warnings.warn(problem, FigureWarning, stacklevel=2)
-        fig.savefig(target, format="png", dpi=dpi, bbox_inches="tight", pad_inches=0.15, metadata=metadata)
+        # The tight box of the check's drawing: savefig then draws once more, not twice (bbox_inches="tight").
+        box = fig.get_tightbbox(fig.canvas.get_renderer()).padded(0.15)
+        fig.savefig(target, format="png", dpi=dpi, bbox_inches=box, metadata=metadata)
     finally:
         plt.close(fig)
 

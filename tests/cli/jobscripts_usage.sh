@@ -133,6 +133,9 @@ expect_submitted 2 "^--parsable -p short --array=0-1 .*markov.sbatch .* eps 1e-3
 expect_submitted 2 "^--parsable --array=0-7 .*train.sbatch .* 1,2 ecd,adamw symmetric,bq$" \
   train-sweep.sh "$T" out 1,2 ecd,adamw symmetric,bq
 expect_submitted 2 "^--parsable --array=0-3 .*sweep-depth.sbatch .* --model.N=8$" sweep.sh depth "$C" out 2 2 --model.N=8
+# The memory is the job's node's to judge, not the submitting machine's: a limit no run fits is not refused here.
+expect_submitted 2 "^--parsable --array=0-3 .*sweep-depth.sbatch .* --run.max_memory=1KB$" sweep.sh depth "$C" out 2 2 \
+  --run.max_memory=1KB
 expect_submitted "$(ls "$SRC"/input/grid-*.ini | wc -l)" "^--parsable --hold --output=.*grid.sbatch .* --model.L=3$" \
   grid-sweep.sh out --hold -- --model.L=3
 echo "jobscripts_usage: all checks passed"

@@ -26,7 +26,9 @@ TOKDYN_LAUNCH=srun TOKDYN_SETUP="$scratch/setup.sh" TOKDYN_PYTHON="$scratch/pyth
 job=$(sed -n 's/^tokdyn spectrum job \([0-9]*\) on 2 tasks by srun: .*/\1/p' spectrum-*.out)
 [ -n "$job" ] || fail "not launched by srun: $(cat spectrum-*.out)"
 [ "$(cat setup-ran 2>/dev/null)" = "$job" ] || fail "TOKDYN_SETUP file not sourced in job '$job'"
-[ "$(cat python-used 2>/dev/null)" = "$SRC/postprocess/spectrum.py" ] || fail "TOKDYN_PYTHON not used: $(cat python-used 2>/dev/null)"
+# The job checked the interpreter's modules before the run (`-c 'import ...'`), then drew with it.
+[ "$(head -n 1 python-used 2>/dev/null)" = "-c" ] && [ "$(tail -n 1 python-used)" = "$SRC/postprocess/spectrum.py" ] \
+  || fail "TOKDYN_PYTHON not checked first, then used: $(cat python-used 2>/dev/null)"
 "$PYTHON" - <<'PY' || fail "spectrum-large at d = 256"
 import h5py, numpy as np
 f = h5py.File("out/spectrum-large.h5", "r")
