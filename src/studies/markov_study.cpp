@@ -6,6 +6,7 @@
 #include "tokdyn/core/errors/error.hpp"
 #include "tokdyn/core/numerics/random.hpp"
 #include "tokdyn/core/console/signals.hpp"
+#include "tokdyn/io/matrix_file.hpp"
 #include "tokdyn/io/outputs.hpp"
 #include "tokdyn/io/run_file.hpp"
 #include "tokdyn/markov/stages.hpp"
@@ -20,6 +21,15 @@ namespace {
 constexpr OutputDecl kMarkovOutputs[] = {
     {"markov/embedding", OutputType::real, "1", "record, token, embedding_coordinate",
      "W0 itself at each record: row i is the m-dimensional embedding of vocabulary token i (for the PCA of the embeddings)."},
+    {"markov/W1", OutputType::real, "1", "weights_record, embedding_coordinate, token",
+     "W1 [m, d], the output map, at the records of markov/weights_record (W0 is markov/embedding at every record)."},
+    {"markov/WK", OutputType::real, "1", "weights_record, embedding_coordinate, key_coordinate",
+     "WK [m, m_k], the key map, at the records of markov/weights_record."},
+    {"markov/WQ", OutputType::real, "1", "weights_record, embedding_coordinate, key_coordinate",
+     "WQ [m, m_k], the query map, at the records of markov/weights_record."},
+    {"markov/weights_record", OutputType::integer, "record", "weights_record",
+     "The records whose WQ, WK and W1 are stored: every flow.weights_every-th and the last (0: the first and the last). "
+     "With markov/embedding at the same record they are the whole model there (model.init_file reads the last)."},
     {"markov/g_direction", OutputType::real, "1", "token",
      "u_1(G), the unit top left singular vector of the stage-I matrix G = E[c (e_y - 1/d)^T] [d, d] (c the context's token frequencies, plus e_{x_s} with the residual); sign arbitrary."},
     {"markov/mass", OutputType::real, "1", "record, token",
@@ -94,10 +104,16 @@ DeckSchema MarkovStudy::schema() {
   s.add_choice("model.tau", "one", {"one", "sqrt_m"}, "softmax temperature tau: 1 or sqrt(m)");
   s.add_bool("model.residual", false, "add x_s^T W0 W1 to the logits");
   s.add_real("model.eps", 1e-4, "initial scale: every entry N(0, eps^2)", 0.0, 1e6, true);
+  s.add_file("model.init_file", "",
+             "initial weights instead of N(0, eps^2): an HDF5 file with W0 [d, m], WQ [m, m_k], WK [m, m_k], W1 [m, d] "
+             "at its root, or a markov run file (its last stored weights)");
   s.add_choice("flow.method", "rk", {"rk", "gd"},
                "rk: adaptive Runge-Kutta (TSRK 5dp, -ts_* options honoured); gd: gradient descent (forward Euler, step lr)");
   s.add_real("flow.time", 100.0, "flow time T (gd: T / lr steps)", 0.0, 1e300, true);
   s.add_int("flow.records", 200, "records at t = k T / R, k = 0..R (each a step of the run: checkpoints and progress)", 1);
+  s.add_int("flow.weights_every", 1,
+            "WQ, WK and W1 are stored at every k-th record and the last (0: the first and the last; W0 at every record)",
+            0);
   s.add_choice("flow.output", "match", {"match", "dense"},
                "rk: match (the step is shortened to land on each record time) or dense (steps as TSAdapt chooses, "
                "each record interpolated in its step: the trajectory does not depend on flow.records)");
@@ -144,6 +160,8 @@ MarkovParams markov_params(const Deck& deck) {
   p.shape.tau = deck.get_text("model.tau") == "one" ? 1.0 : std::sqrt(static_cast<double>(p.shape.m));
   p.shape.d = c.d;
   p.eps = deck.get_real("model.eps");
+  p.init_file = deck.get_text("model.init_file");
+  p.weights_every = deck.get_int("flow.weights_every");
   p.seed = static_cast<std::uint64_t>(deck.get_int("run.seed"));
   p.flow.method = deck.get_text("flow.method");
   p.flow.lr = deck.get_real("flow.lr");
@@ -166,6 +184,50 @@ MarkovParams markov_params(const Deck& deck) {
   return p;
 }
 
+// The initial weights into theta: N(0, eps^2) from the run's seed, or model.init_file's: W0, WQ, WK, W1 at
+// the file's root, or a markov run file's last stored weights (markov/weights_record and the embedding of that
+// record). Their shapes are the deck's and every value finite, else InputError. Returns where they came from
+// ("" for the random start). Collective.
+std::string initial_weights(const Comm& comm, const MarkovParams& p, double* theta) {
+  const OneLayerShape& s = p.shape;
+  if (p.init_file.empty()) {
+    initial_one_layer(s, p.eps, p.seed, theta);
+    return "";
+  }
+  const std::string what = "model.init_file '" + p.init_file + "'";
+  const std::int64_t d = s.d, m = s.m, mk = s.mk;
+  std::string from = what;
+  std::int64_t row = kWholeDataset, embedding_row = kWholeDataset;
+  std::string prefix;
+  if (matrix_file_has(p.init_file, "markov/weights_record", what, comm.get())) {
+    const double record = read_matrix_file(p.init_file, "markov/weights_record", {}, kLastRow, what, comm.get())[0];
+    prefix = "markov/", row = kLastRow, embedding_row = static_cast<std::int64_t>(record);
+    from += ", record " + std::to_string(embedding_row);
+  }
+  const std::pair<const char*, std::vector<std::int64_t>> parts[] = {
+      {"W0", {d, m}}, {"WQ", {m, mk}}, {"WK", {m, mk}}, {"W1", {m, d}}};
+  const std::size_t offsets[] = {s.w0(), s.wq(), s.wk(), s.w1()};
+  for (int i = 0; i < 4; ++i) {
+    const bool w0 = i == 0 && !prefix.empty();  // a run file's W0 is its embedding series
+    const std::vector<double> v =
+        read_matrix_file(p.init_file, w0 ? "markov/embedding" : prefix + parts[i].first, parts[i].second,
+                         w0 ? embedding_row : row, what, comm.get());
+    for (std::size_t j = 0; j < v.size(); ++j)
+      if (!std::isfinite(v[j]))
+        throw InputError(what + ": " + parts[i].first + " holds NaN or Inf (entry " + std::to_string(j) + ")");
+    std::copy(v.begin(), v.end(), theta + offsets[i]);
+  }
+  return from;
+}
+
+// The records whose WQ, WK and W1 are stored (markov/weights_record): every `every`-th and the last (every = 0:
+// the first and the last). Returns the row of record k, or -1 when k's are not stored.
+std::int64_t weights_row(std::int64_t k, std::int64_t every, std::int64_t records) {
+  if (every > 0 && k % every == 0) return k / every;
+  if (k == records) return every > 0 ? records / every + 1 : 1;
+  return every == 0 && k == 0 ? 0 : -1;
+}
+
 // The flow as a run state: record k at t_k = k T / R; the checkpoint holds theta, the time, the next
 // step size and the step count (the integrator goes on from them).
 class MarkovRun : public RunState {
@@ -174,7 +236,7 @@ class MarkovRun : public RunState {
             std::vector<std::string> vocabulary)
       : comm_(comm), p_(p), items_(std::move(items)), pi_(std::move(pi)), vocabulary_(std::move(vocabulary)),
         flow_(comm.get(), p.shape, items_, p.flow), theta0_(p.shape.size()) {
-    initial_one_layer(p.shape, p.eps, p.seed, theta0_.data());
+    init_from_ = initial_weights(comm, p, theta0_.data());
     initial_ = conserved_quantities(p.shape, theta0_.data());
     flow_.set_interrupt([c = comm.get()] { return stop_requested(c); });
     const std::vector<double> G = stage_one_matrix(items_, p.shape.residual, comm.get());
@@ -188,7 +250,8 @@ class MarkovRun : public RunState {
     double a = 0, b = 0;
     for (double v : pi_) a += v * v, b += (v - 1.0 / p.shape.d) * (v - 1.0 / p.shape.d);
     sigma_1_ = std::sqrt(a * b);
-    t_one_ = std::log(1 / (p.eps * p.eps * p.shape.m)) / (2 * sigma_star_);
+    // The prediction is of the random start at scale eps; given weights have none.
+    t_one_ = init_from_.empty() ? std::log(1 / (p.eps * p.eps * p.shape.m)) / (2 * sigma_star_) : NAN;
     for (int i = 1; i < p.shape.d; ++i)
       if (pi_[i] > pi_[top_]) top_ = i;
     start_ = MPI_Wtime();
@@ -216,7 +279,10 @@ class MarkovRun : public RunState {
                   "stage I: sigma* = %.6f (top singular value of G), sigma_1 = |pi| |pi - 1/d| = %.6f; predicted "
                   "t_I = ln(1/(eps^2 m)) / (2 sigma*) = %.4g",
                   sigma_star_, sigma_1_, t_one_);
-    comm_.print(line);
+    // Given weights have no predicted t_I (it is of the random start at scale eps).
+    std::string text = line;
+    if (!init_from_.empty()) text = text.substr(0, text.find("; predicted")) + "; the weights start from " + init_from_;
+    comm_.print(text);
     observe(0, file);
     comm_.print(record_line_);
   }
@@ -261,6 +327,15 @@ class MarkovRun : public RunState {
       g.write_row(name, {hsize_t(v->size())}, hsize_t(k), v->data(), 0, mine * v->size());
     const hsize_t d = p_.shape.d, m = p_.shape.m;
     g.write_row("embedding", {d, m}, hsize_t(k), theta_.data() + p_.shape.w0(), 0, mine * d);
+    const std::int64_t stored = weights_row(k, p_.weights_every, p_.records);
+    if (stored >= 0) {
+      const hsize_t mk = p_.shape.mk, r = hsize_t(stored);
+      g.write_row("WQ", {m, mk}, r, theta_.data() + p_.shape.wq(), 0, mine * m);
+      g.write_row("WK", {m, mk}, r, theta_.data() + p_.shape.wk(), 0, mine * m);
+      g.write_row("W1", {m, d}, r, theta_.data() + p_.shape.w1(), 0, mine * m);
+      const std::int64_t record = k;
+      g.write_row("weights_record", {}, r, &record, 0, mine);
+    }
     char line[320];
     std::snprintf(line, sizeof line,
                   "record %lld/%lld: t = %.4g, loss %.6f, entropy %.4f, mass[0] %.4f, cos(u1(W0), pi) %.4f, |WQ| %.3g, "
@@ -410,6 +485,7 @@ class MarkovRun : public RunState {
   int top_ = 0;  // the most frequent token
   double sigma_star_ = 0, sigma_1_ = 0, t_one_ = 0, last_loss_ = NAN, start_ = 0;
   std::string record_line_;  // of the last observe()
+  std::string init_from_;    // where the initial weights came from ("": N(0, eps^2))
 };
 
 MarkovStudy::MarkovStudy(const Comm& comm, const Deck& deck) : comm_(comm), params_(markov_params(deck)) {

@@ -10,6 +10,8 @@
 #   gradient descent the drift halves with lr;
 # - 1, 2 and 3 ranks agree (1e-12); stopped and resumed: bit for bit; a text run on the shipped text;
 # - the console shows record lines at the progress cadence, the log every one;
+# - weights out and in: WQ, WK, W1 stored at flow.weights_every; a run from model.init_file (a run file or a
+#   plain HDF5 file) starts at those weights, a stationary start stays, bad files are refused;
 # - dense output: the trajectory independent of the records, close to the matched one, resumed bit for bit.
 source "$(dirname "$0")/common.sh"
 D="$SRC/input/markov.ini"
@@ -145,4 +147,54 @@ expect_error 2 "whole number of steps" markov "$D" --flow.method=gd --flow.lr=0.
 expect_error 2 "flow.output = dense needs flow.method = rk" markov "$D" --flow.output=dense --flow.method=gd --run.output=bad.h5
 expect_error 2 "must stay matchstep" markov "$D" --run.output=bad.h5 -ts_exact_final_time interpolate
 expect_error 2 "cannot be opened" markov "$SRC/input/markov-text.ini" --markov.text_file=nothing.txt --run.output=bad.h5
+
+# Weights out and in. stage1.h5 (30 records, flow.weights_every = 1) holds WQ, WK, W1 at every record; with
+# flow.weights_every = 4 a run keeps records 0, 4, 8 and its last, 10. A run started from stage1.h5
+# (model.init_file: its last stored weights) begins where it ended: its record 0 has stage1's last weights bit
+# for bit and the same loss (1e-13). A plain file with W0 = W1 = 0 and random WQ, WK is a stationary point
+# (every gradient has a factor W0 or W1): the flow keeps every weight, the loss stays ln d (to the sum's rounding). A file of another
+# shape, or holding NaN, is refused.
+run 2 markov "$D" --flow.time=10 --flow.records=10 --flow.weights_every=4 --model.eps=1e-3 --run.output=every4.h5 \
+  > every4.out
+run 2 markov "$D" --flow.time=4 --flow.records=2 --model.init_file=stage1.h5 --run.output=from.h5 > from.out
+grep -q "the weights start from model.init_file 'stage1.h5', record 30" from.out || fail "from.h5: $(head -n 4 from.out)"
+"$PYTHON" - <<'PY' || fail "weights out and in"
+import h5py, numpy as np
+m = h5py.File("every4.h5", "r")["markov"]
+assert list(m["weights_record"][()]) == [0, 4, 8, 10], m["weights_record"][()]
+assert m["WQ"].shape == (4, 16, 16) and m["W1"].shape == (4, 16, 4) and m["embedding"].shape == (11, 4, 16)
+a, b = h5py.File("stage1.h5", "r"), h5py.File("from.h5", "r")
+ma, mb = a["markov"], b["markov"]
+assert list(ma["weights_record"][()]) == list(range(31))
+for name in ("WQ", "WK", "W1"):
+    assert np.array_equal(mb[name][0], ma[name][-1]), name
+assert np.array_equal(mb["embedding"][0], ma["embedding"][-1])
+la, lb = a["diagnostics/loss"][-1], b["diagnostics/loss"][0]
+assert abs(la - lb) <= 1e-13 * abs(la), (la, lb)
+print(f"from stage1.h5: record 0 has its last weights, loss {lb:.15f} against {la:.15f}")
+rng = np.random.default_rng(3)
+with h5py.File("zero.h5", "w") as f:
+    f["W0"], f["W1"] = np.zeros((4, 16)), np.zeros((16, 4))
+    f["WQ"], f["WK"] = rng.normal(size=(16, 16)), rng.normal(size=(16, 16))
+with h5py.File("nan.h5", "w") as f:
+    f["W0"], f["W1"], f["WQ"], f["WK"] = np.zeros((4, 16)), np.zeros((16, 4)), np.zeros((16, 16)), np.zeros((16, 16))
+    f["WK"][3, 5] = np.nan
+PY
+run 2 markov "$D" --flow.time=20 --flow.records=4 --model.init_file=zero.h5 --run.output=zero-run.h5 > zero-run.out
+"$PYTHON" - <<'PY' || fail "a stationary start"
+import h5py, math, numpy as np
+r, z = h5py.File("zero-run.h5", "r"), h5py.File("zero.h5", "r")
+m = r["markov"]
+assert not np.any(m["embedding"][()]) and not np.any(m["W1"][()])
+for name in ("WQ", "WK"):
+    assert all(np.array_equal(row, z[name][()]) for row in m[name][()]), name
+loss = r["diagnostics/loss"][()]
+# The same at every record, bit for bit; ln 4 to the rounding of a sum over 23936 items (about 1e-14).
+assert np.all(loss == loss[0]) and abs(loss[0] - math.log(4)) < 1e-13, loss
+print(f"W0 = W1 = 0 stays: {len(loss)} records, loss {loss[-1]:.15f} = ln 4")
+PY
+expect_error 2 "model.init_file 'zero.h5': dataset 'W0' has shape \[4, 16\], expected \[4, 8\]" markov "$D" \
+  --model.m=8 --model.init_file=zero.h5 --run.output=bad.h5
+expect_error 2 "model.init_file 'nan.h5': WK holds NaN or Inf" markov "$D" --model.init_file=nan.h5 --run.output=bad.h5
+expect_error 2 "model.init_file 'none.h5'" markov "$D" --model.init_file=none.h5 --run.output=bad.h5
 echo "markov: all checks passed"

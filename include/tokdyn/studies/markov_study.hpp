@@ -25,6 +25,8 @@ struct MarkovParams {
   std::int64_t stride = 1;
   OneLayerShape shape;
   double eps = 1e-4;
+  std::string init_file;            // initial weights ("": N(0, eps^2))
+  std::int64_t weights_every = 1;   // WQ, WK, W1 at every k-th record and the last (0: first and last)
   std::uint64_t seed = 1;
   FlowSettings flow;
   double time = 100;
