@@ -17,6 +17,8 @@ std::string shape_text(const std::vector<T>& dims, bool series = false) {
 
 }  // namespace
 
+bool is_hdf5(const std::string& path) { return h5::is_hdf5_file(path); }
+
 bool matrix_file_has(const std::string& path, const std::string& dataset, const std::string& what, MPI_Comm comm) {
   h5::Handle f = h5::open_input_file(path, comm, what);
   return h5::exists(f, dataset);

@@ -18,7 +18,10 @@
 #include "tokdyn/core/console/signals.hpp"
 #include "tokdyn/io/outputs.hpp"
 #include "tokdyn/io/run_file.hpp"
+#include "tokdyn/io/matrix_file.hpp"
+#include "tokdyn/io/safetensors.hpp"
 #include "tokdyn/train/charges.hpp"
+#include "tokdyn/train/gpt2_tensors.hpp"
 #include "tokdyn/train/key_alignment.hpp"
 
 namespace tokdyn {
@@ -27,6 +30,10 @@ namespace {
 
 // What /train holds (io/outputs.hpp): declared here, beside the code that writes it.
 constexpr OutputDecl kTrainOutputs[] = {
+    {"train/final_parameters", OutputType::real, "1", "parameter",
+     "The trained parameters at the end, flat in the order of train/gpt.hpp's GptLayout (wte, wpe, per layer ln_1, "
+     "c_attn weight [3C, C] and bias, c_proj, ln_2, c_fc, PReLU slopes, mlp c_proj; ln_f); train.export writes "
+     "them as GPT-2's named tensors, model.init_file reads them back."},
     {"train/alignment", OutputType::real, "1", "head, statistic",
      "Per head (index layer x heads + head): the mean over the vocabulary of alignment_cos, the mean and standard deviation of the same statistic for train.alignment_null random directions, and the p-value (1 + #{|m_r| >= |m|}) / (R + 1); written when bias.query_mu is nonzero."},
     {"train/alignment_cos", OutputType::real, "1", "head, token",
@@ -95,6 +102,48 @@ std::string token_text(const std::string& token) {
   return out;
 }
 
+// The initial parameters: GPT-2's random start from the seed, or model.init_file's: a train run file's
+// train/final_parameters, or the tensors of a GPT-2 safetensors file (gpt2_tensors.hpp), of this deck's
+// shape and finite (else InputError naming the file). Collective (every rank reads the same file).
+template <class T>
+std::vector<T> initial_parameters(const Comm& comm, const TrainParams& p) {
+  if (p.init_file.empty()) return initial_gpt<T>(p.model, p.init, p.seed);
+  const std::string what = "model.init_file '" + p.init_file + "'";
+  const std::size_t size = GptLayout(p.model).size;
+  std::vector<T> theta(size);
+  if (is_hdf5(p.init_file)) {
+    const std::vector<double> v =
+        read_matrix_file(p.init_file, "train/final_parameters", {std::int64_t(size)}, kWholeDataset, what, comm.get());
+    for (std::size_t i = 0; i < size; ++i) {
+      if (!std::isfinite(v[i])) throw InputError(what + ": train/final_parameters holds NaN or Inf (entry " +
+                                                 std::to_string(i) + ")");
+      theta[i] = static_cast<T>(v[i]);
+    }
+    return theta;
+  }
+  const SafetensorsFile file = SafetensorsFile::open(p.init_file);
+  try {
+    gpt_from_gpt2_tensors<T>(
+        p.model,
+        [&](const std::string& name, const std::vector<std::int64_t>& shape) {
+          const std::vector<std::int64_t>& has = file.info(name).shape;
+          if (has != shape) {
+            auto text = [](const std::vector<std::int64_t>& s) {
+              std::string t;
+              for (std::int64_t n : s) t += (t.empty() ? "[" : ", ") + std::to_string(n);
+              return t + "]";
+            };
+            throw InputError("tensor '" + name + "' has shape " + text(has) + ", this deck's model needs " + text(shape));
+          }
+          return file.read(name);
+        },
+        theta.data());
+  } catch (const InputError& e) {
+    throw InputError(what + ": " + e.what());
+  }
+  return theta;
+}
+
 template <class T>
 class TrainRun : public RunState {
  public:
@@ -104,7 +153,7 @@ class TrainRun : public RunState {
         split_(split),
         vocabulary_(vocabulary),
         model_(p.model),
-        theta_(initial_gpt<T>(p.model, p.init, p.seed)),
+        theta_(initial_parameters<T>(comm, p)),
         grad_(theta_.size()),
         optimizer_(p.optimizer->make<T>(p.optimizer_context, theta_.size())),
         step_loss_(p.eval_every),
@@ -309,6 +358,20 @@ class TrainRun : public RunState {
 
   void finish(RunFile& file) override {
     RunGroup g = file.group("train");
+    g.write("final_parameters", std::vector<double>(theta_.begin(), theta_.end()));
+    if (!p_.export_file.empty()) {
+      // Rank 0 writes OUTPUT.safetensors.part and renames it: a file that exists is whole.
+      if (comm_.root())
+        write_safetensors(p_.export_file, gpt2_tensors<T>(p_.model, theta_.data()),
+                          {{"format", "pt"}, {"tokdyn", "train"}, {"n_layer", std::to_string(p_.model.layers)},
+                           {"n_head", std::to_string(p_.model.heads)}, {"n_embd", std::to_string(p_.model.channels)},
+                           {"n_ctx", std::to_string(p_.model.context)}, {"vocab_size", std::to_string(p_.model.vocab)},
+                           {"activation", p_.model.prelu ? "prelu" : "gelu"}});
+      comm_.barrier();
+      comm_.print("exported the trained parameters to '" + p_.export_file + "' (GPT-2 tensors, " +
+                  (sizeof(T) == 4 ? "F32" : "F64") + "; read with weights.format = gpt2, weights.heads = " +
+                  std::to_string(p_.model.heads) + ")");
+    }
     const double tokens = static_cast<double>(trained_steps_ * p_.batch * p_.model.context);
     const double rate = train_seconds_ > 0 ? tokens / train_seconds_ : NAN;
     const std::pair<const char*, double> results[] = {

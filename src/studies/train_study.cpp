@@ -5,6 +5,7 @@
 
 #include "tokdyn/core/errors/error.hpp"
 #include "tokdyn/run/keys.hpp"
+#include "tokdyn/run/paths.hpp"
 #include "tokdyn/train/optimizer.hpp"
 #include "train_run.hpp"
 
@@ -23,6 +24,13 @@ DeckSchema TrainStudy::schema() {
       true;  // lambda = 1 repeats the first token for ever: no stationary law
   s.add_int("train.markov_tokens", 200000, "markov: length of the sample path (from the seed)", 2);
   s.add_int("train.steps", 1000, "optimizer steps", 1);
+  s.add_bool("train.export", false,
+             "at the end, the trained parameters as a GPT-2 safetensors file beside the run file (OUTPUT.h5 -> "
+             "OUTPUT.safetensors; HuggingFace's GPT-2 names and layout: tokdyn weights, spectrum and power read it "
+             "with weights.format = gpt2)");
+  s.add_file("model.init_file", "",
+             "initial parameters instead of GPT-2's random ones: a train run file (train/final_parameters) or a GPT-2 "
+             "safetensors file, of this deck's shape");
   s.add_int("train.batch", 8, "sequences per step (spread over the ranks)", 1);
   s.add_int("train.context", 64, "tokens per sequence n (the model's context)", 1, 1 << 16);
   s.add_int("train.eval_every", 50, "steps per record (validation loss, charges; train.steps must be a multiple)", 1);
@@ -83,6 +91,8 @@ TrainParams train_params(const Deck& deck) {
   p.alignment_null = static_cast<int>(deck.get_int("train.alignment_null"));
   p.alignment_top = static_cast<int>(deck.get_int("train.alignment_top"));
   p.seed = static_cast<std::uint64_t>(deck.get_int("run.seed"));
+  if (deck.get_bool("train.export")) p.export_file = beside_output(deck.get_text("run.output"), ".safetensors");
+  p.init_file = deck.get_text("model.init_file");
   GptConfig& m = p.model;
   m.context = static_cast<int>(deck.get_int("train.context"));
   m.layers = static_cast<int>(deck.get_int("model.layers"));

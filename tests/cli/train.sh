@@ -6,7 +6,9 @@
 #   every charge at round-off; from a random start their direction is fixed (sin of the angle < 1e-10);
 #   the authors' per-tensor projection turns it, and so does a resampled b_Q (both measured and printed);
 #   SGDM from a random buffer lets them decay; AdamW makes them from nothing;
-# - the alignment table against its null is written; a Markov-data run; input errors exit 2.
+# - the alignment table against its null is written; a Markov-data run; input errors exit 2;
+# - weights out (train/final_parameters; train.export: a GPT-2 safetensors file that tokdyn spectrum reads) and
+#   in (model.init_file: that file or the run file).
 source "$(dirname "$0")/common.sh"
 text="$SRC/input/train.ini"
 small=(--train.steps=20 --train.eval_every=5 --train.batch=6 --train.context=16 --train.eval_sequences=5
@@ -94,6 +96,55 @@ run 1 train "$SRC/input/train-bq.ini" "${small[@]}" --train.text_file=control.tx
 grep -q "key-bias alignment" control.log || fail "no key-bias table: $(cat control.log)"
 ! grep -q $'\b' control.log || fail "a raw backspace in the console: $(grep -a $'\b' control.log | cat -A)"
 grep -qF '\x08' control.log || fail "the backspace token is not shown as \\x08: $(grep -a 'largest' control.log)"
+# Weights out and in. np1.h5's final parameters (train/final_parameters, tokdyn's layout) exported as GPT-2
+# tensors (train.export: np1-like run export.h5 -> export.safetensors): the header names, shapes and dtype are
+# GPT-2's, wte is the first V C parameters, and `tokdyn spectrum` (weights.format = gpt2) finds per layer the
+# eigenvalues numpy finds for W_O W_V taken from the flat parameters (1e-10 relative): the transposes are right.
+# A run started from the safetensors file, or from the run file, has the exported run's last validation loss
+# at its record 0 (1e-12: the same float64 parameters, the same validation sequences, no biases).
+run 2 train "$text" "${double[@]}" --train.export=true --run.output=export.h5 > export.log
+grep -q "exported the trained parameters to 'export.safetensors'" export.log || fail "export: $(tail -n 5 export.log)"
+run 2 spectrum "$SRC/input/spectrum.ini" --weights.format=gpt2 --weights.file=export.safetensors --weights.heads=2 \
+  --spectrum.nev=4 --run.output=export-spectrum.h5 > export-spectrum.log || fail "spectrum of the export: $(tail -n 3 export-spectrum.log)"
+run 2 train "$text" "${double[@]}" --model.init_file=export.safetensors --run.output=from-st.h5 > /dev/null
+run 2 train "$text" "${double[@]}" --model.init_file=export.h5 --run.output=from-h5.h5 > /dev/null
+"$PYTHON" - <<'PY' || fail "weights out and in"
+import json, struct, h5py, numpy as np
+raw = open("export.safetensors", "rb").read()
+n = struct.unpack("<Q", raw[:8])[0]
+header = json.loads(raw[8:8 + n])
+meta = header.pop("__metadata__")
+assert meta["n_head"] == "2" and meta["n_layer"] == "2" and meta["tokdyn"] == "train"
+theta = h5py.File("export.h5", "r")["train/final_parameters"][()]
+C, L, F = 16, 2, 64
+V = header["wte.weight"]["shape"][0]
+assert header["h.1.attn.c_attn.weight"]["shape"] == [C, 3 * C] and header["h.0.mlp.c_proj.weight"]["shape"] == [F, C]
+assert all(t["dtype"] == "F64" for t in header.values()) and "lm_head.weight" not in header
+begin, end = header["wte.weight"]["data_offsets"]
+wte = np.frombuffer(raw[8 + n + begin:8 + n + end], dtype="<f8")
+assert np.array_equal(wte, theta[:V * C])
+sp = h5py.File("export-spectrum.h5", "r")["spectrum"]
+found = np.abs(sp["eigenvalues_re"][()] + 1j * sp["eigenvalues_im"][()])
+at = V * C + 16 * C  # wte, wpe [context 16, C]
+for layer in range(L):
+    at += 2 * C  # ln_1
+    qkv = theta[at:at + 3 * C * C].reshape(3 * C, C); at += 3 * C * C + 3 * C
+    proj = theta[at:at + C * C].reshape(C, C); at += C * C + C
+    at += 2 * C + F * C + F + C * F + C  # ln_2, c_fc, mlp c_proj
+    ev = np.sort(np.abs(np.linalg.eigvals(proj @ qkv[2 * C:])))[::-1][:4]
+    assert np.allclose(found[layer][:4], ev, rtol=1e-10, atol=0), (layer, found[layer][:4], ev)
+last = h5py.File("export.h5", "r")["diagnostics/val_loss"][-1]
+for name in ("from-st.h5", "from-h5.h5"):
+    first = h5py.File(name, "r")["diagnostics/val_loss"][0]
+    assert abs(first - last) <= 1e-12 * last, (name, first, last)
+print(f"export: {len(header)} GPT-2 tensors; spectra equal numpy's; both starts at validation loss {last:.12f}")
+PY
+expect_error 2 "model.init_file 'export.h5': dataset 'train/final_parameters' has shape" train "$text" "${double[@]}" \
+  --model.channels=32 --model.init_file=export.h5 --run.output=bad.h5
+expect_error 2 "model.init_file 'export.safetensors': tensor 'wte.weight' has shape \[[0-9]+, 16\], this deck's model needs \[[0-9]+, 32\]" \
+  train "$text" "${double[@]}" --model.channels=32 --model.init_file=export.safetensors --run.output=bad.h5
+expect_error 2 "model.init_file 'export.safetensors': .*no tensor 'h.2.ln_1.weight'" train "$text" "${double[@]}" \
+  --model.layers=3 --model.init_file=export.safetensors --run.output=bad.h5
 # Input errors.
 expect_error 2 "must be a multiple of train.eval_every" train "$text" --train.steps=12 --train.eval_every=5 --run.output=bad.h5
 expect_error 2 "train.text_file .nothing.txt. cannot be opened" train "$text" --train.text_file=nothing.txt --run.output=bad.h5

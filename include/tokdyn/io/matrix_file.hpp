@@ -10,6 +10,9 @@
 
 namespace tokdyn {
 
+// Whether `path` is an HDF5 file (its signature; false when it cannot be read).
+bool is_hdf5(const std::string& path);
+
 // Whether the HDF5 file `path` holds `dataset` (a group path). InputError when it is no HDF5 file. Collective.
 bool matrix_file_has(const std::string& path, const std::string& dataset, const std::string& what, MPI_Comm comm);
 

@@ -36,6 +36,8 @@ struct TrainParams {
   double ema = 0.1;
   bool single = true;  // float parameters (else double)
   std::uint64_t seed = 1;
+  std::string export_file;  // train.export: OUTPUT.safetensors, written at the end ("": none)
+  std::string init_file;    // model.init_file: initial parameters ("": GPT-2's random start)
   std::int64_t records() const { return steps / eval_every; }
 };
 TrainParams train_params(const Deck& deck);
