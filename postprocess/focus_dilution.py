@@ -5,7 +5,8 @@ Usage:
     focus_dilution.py run RUN.h5 [-o OUT.png] [--allow-partial]
     focus_dilution.py sweep DIR [-o PREFIX] [--allow-partial]
 
-run: the stage figure OUT.png (default RUN.png): (a) loss against ln d, (b) attention entropy H(a)/log s,
+run: the stage figure OUT.png (default RUN.png): (a) loss against ln d, (b) attention entropy over positions
+H(a)/log s and over tokens (of the mass per token, / log d),
 (c) attention mass per token next to its frequency in the context (the mass at t = 0, when attention
 is uniform), (d) alignments cos(u_1(W0), pi), cos(v_1(W1), pi - 1/d), cos_F(Phi, pi pi^T),
 cos(u_1(W0), u_1(G)), (e) every singular value of W0, W1, WQ, WK on a log axis, (f) the row norms of W0
@@ -87,6 +88,8 @@ def read_run(path, allow_partial=False, series=True):
             raise ResultError(f"{path}: missing group /diagnostics")
         out = {"path": path, "status": status, "deck": run_parameters(h5, path, ResultError)}
         out.update(read_datasets(h5["diagnostics"], path, DIAGNOSTICS, ResultError, np.float64))
+        if "token_entropy" in h5["diagnostics"]:  # files of tokdyn since 2026-12-06
+            out.update(read_datasets(h5["diagnostics"], path, ("token_entropy",), ResultError, np.float64))
         out.update(read_datasets(g, path, SERIES if series else ("sv_w0", "pi"), ResultError, np.float64))
         # A run that is not complete lacks the end-of-run results (the stage onsets): NaN, not reached.
         out.update(read_numbers(g, path, ATTRIBUTES, ResultError, required=status == "complete"))
@@ -174,8 +177,11 @@ def make_stage_figure(r):
     a.plot(t, r["loss"], color="k", label="loss")
     a.axhline(math.log(d), color="tab:red", ls=":", label=r"$\ln d$")
     a.set_ylabel("loss")
-    b.plot(t, r["entropy"], color="tab:purple")
-    b.set_ylabel(r"attention entropy $H(a)/\log s$")
+    b.plot(t, r["entropy"], color="tab:purple", label=r"over positions, $H(a)/\log s$")
+    if "token_entropy" in r and len(r["token_entropy"]) == len(t):
+        b.plot(t, r["token_entropy"], color="tab:brown", label=r"over tokens, $H(\mathrm{mass})/\log d$")
+    b.set_ylabel("attention entropy")
+    b.legend(fontsize="small", loc="center right")
     colours = plt.cm.tab10(np.arange(d) % 10)
     shown = range(min(d, 10))
     for i in shown:

@@ -1,23 +1,35 @@
 #include "tokdyn/markov/stages.hpp"
 
 #include <cmath>
+#include <cstdio>
 
 namespace tokdyn {
 
-const char* const kStageCriteria =
-    "condensation (I): the first time the loss is 0.1 below ln d (linear between records); "
-    "focus (II): the first time after I that the attention mass on the most frequent token exceeds its value at "
-    "t = 0 (the token's frequency in the context) by 0.01; "
-    "dilution (III): the time of that mass's maximum after II, once it has fallen 0.01 below the maximum while |WQ| "
-    "grew; new direction (IV): the first time after I that sigma_2(W0) reaches 0.1 sigma_1(W0) again, after it was "
-    "below (W0 of rank one); "
-    "stage-I rate: the least-squares slope of ln |u_1(G)^T W0| (W0 along the growing direction) over t in "
-    "[t_I/4, 3 t_I/4], +-1.96 standard errors";
+std::string stage_criteria(const StageThresholds& th) {
+  char text[1024];
+  std::snprintf(text, sizeof text,
+                "condensation (I): the first time the loss is %g below ln d (linear between records); "
+                "focus (II): the first time after I that the attention mass on the most frequent token exceeds its "
+                "value at t = 0 (the token's frequency in the context) by %g; "
+                "dilution (III): the time of that mass's maximum after II, once it has fallen %g below the maximum "
+                "while |WQ| grew; new direction (IV): the first time after I that sigma_2(W0) reaches %g sigma_1(W0) "
+                "again, after it was below (W0 of rank one); "
+                "stage-I rate: the least-squares slope of ln |u_1(G)^T W0| (W0 along the growing direction) over t in "
+                "[t_I/4, 3 t_I/4], +-1.96 standard errors",
+                th.loss_drop, th.mass_rise, th.mass_fall, th.rank_ratio);
+  return text;
+}
 
-StageOnsets detect_stages(const StageSeries& s, double log_d) {
+double record_spacing_at(const StageSeries& s, double t) {
+  for (std::size_t k = 1; k < s.time.size(); ++k)
+    if (s.time[k - 1] <= t && t <= s.time[k]) return s.time[k] - s.time[k - 1];
+  return 0;
+}
+
+StageOnsets detect_stages(const StageSeries& s, double log_d, const StageThresholds& th) {
   StageOnsets o;
   const std::size_t n = s.time.size();
-  const double level = log_d - 0.1;
+  const double level = log_d - th.loss_drop;
   std::size_t k1 = n;
   for (std::size_t k = 1; k < n && k1 == n; ++k)
     if (s.loss[k] < level) {
@@ -35,19 +47,19 @@ StageOnsets detect_stages(const StageSeries& s, double log_d) {
   if (t.size() >= 3) o.rate = fitted_slope(t, y);
   std::size_t k2 = n;
   for (std::size_t k = k1; k < n && k2 == n; ++k)
-    if (s.top_mass[k] > s.top_mass[0] + 0.01) k2 = k, o.focus = s.time[k];
+    if (s.top_mass[k] > s.top_mass[0] + th.mass_rise) k2 = k, o.focus = s.time[k];
   // W0 must first have condensed to rank one (sigma_2 < 0.1 sigma_1): at a large eps the initial sigma_2
   // is still comparable to sigma_1 just after t_I.
   bool rank_one = false;
   for (std::size_t k = k1; k < n && std::isnan(o.new_direction); ++k) {
-    if (s.sv1[k] < 0.1 * s.sv0[k]) rank_one = true;
+    if (s.sv1[k] < th.rank_ratio * s.sv0[k]) rank_one = true;
     else if (rank_one) o.new_direction = s.time[k];
   }
   if (k2 == n) return o;
   std::size_t peak = k2;
   for (std::size_t k = k2; k < n; ++k) {
     if (s.top_mass[k] > s.top_mass[peak]) peak = k;
-    if (s.top_mass[k] < s.top_mass[peak] - 0.01 && s.norm_wq[k] > s.norm_wq[peak]) {
+    if (s.top_mass[k] < s.top_mass[peak] - th.mass_fall && s.norm_wq[k] > s.norm_wq[peak]) {
       o.dilution = s.time[peak];
       break;
     }

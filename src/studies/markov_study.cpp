@@ -121,6 +121,15 @@ DeckSchema MarkovStudy::schema() {
   s.add_real("flow.rtol", 1e-8, "rk: relative tolerance of TSAdapt", 0.0, 1.0, true);
   s.add_real("flow.atol", 1e-12, "rk: absolute tolerance of TSAdapt", 0.0, 1.0, true);
   s.add_real("flow.first_step", 1e-3, "rk: the first trial step", 0.0, 1e6, true);
+  s.add_real("stages.loss_drop", 0.1, "condensation t_I: the first time the loss is this far below ln d", 0.0, 1e6,
+             true);
+  s.add_real("stages.mass_rise", 0.01,
+             "focus t_II: the attention mass on the most frequent token this far above its value at t = 0", 0.0, 1.0,
+             true);
+  s.add_real("stages.mass_fall", 0.01, "dilution t_III: that mass this far below its maximum (while |WQ| grew)", 0.0,
+             1.0, true);
+  s.add_real("stages.rank_ratio", 0.1, "new direction t_IV: sigma_2(W0) back above this times sigma_1(W0)", 0.0, 1.0,
+             true);
   s.add_real("flow.divergence", 1e3,
              "a record whose loss exceeds this many times the loss at t = 0 fails the run: the gradient flow never "
              "raises the loss, so the step left it (0: never)",
@@ -161,6 +170,8 @@ MarkovParams markov_params(const Deck& deck) {
   p.shape.d = c.d;
   p.eps = deck.get_real("model.eps");
   p.init_file = deck.get_text("model.init_file");
+  p.stages = {deck.get_real("stages.loss_drop"), deck.get_real("stages.mass_rise"), deck.get_real("stages.mass_fall"),
+              deck.get_real("stages.rank_ratio")};
   p.weights_every = deck.get_int("flow.weights_every");
   p.seed = static_cast<std::uint64_t>(deck.get_int("run.seed"));
   p.flow.method = deck.get_text("flow.method");
@@ -309,10 +320,15 @@ class MarkovRun : public RunState {
     if (!finite()) return nonfinite_message(k);
     const OneLayerEvaluation e = evaluate_one_layer(p_.shape, theta_.data(), items_, nullptr, comm_.get());
     const MarkovObservables o = markov_observables(p_.shape, theta_.data(), e, pi_, g_direction_, initial_);
+    // The attention's spread over the vocabulary (entropy is over positions).
+    double token_entropy = 0;
+    for (double v : o.mass)
+      if (v > 0) token_entropy -= v * std::log(v);
+    token_entropy /= std::log(static_cast<double>(p_.shape.d));
     DiagnosticsRow row;
     row.layer = k;
     row.time = flow_.time();
-    row.scalars = {{"loss", o.loss},        {"entropy", o.entropy},   {"cos_w0_pi", o.cos_w0_pi},
+    row.scalars = {{"loss", o.loss},        {"entropy", o.entropy},   {"token_entropy", token_entropy},   {"cos_w0_pi", o.cos_w0_pi},
                    {"cos_w1_pi", o.cos_w1_pi}, {"cos_phi", o.cos_phi}, {"cos_w0_g", o.cos_w0_g}, {"drift_cm", o.drift_m},
                    {"drift_ck", o.drift_k},  {"norm_wq", o.norm_wq},   {"norm_wk", o.norm_wk},
                    {"steps", static_cast<double>(flow_.steps())},
@@ -441,14 +457,61 @@ class MarkovRun : public RunState {
     return std::sqrt(norm);
   }
 
+  // How much the onsets owe to the thresholds: each one halved and doubled (the others kept), the range of every
+  // onset over the eight; and a warning for an onset read between records more than a quarter of it apart.
+  void print_stage_sensitivity(double log_d, const StageOnsets& s) const {
+    const double StageOnsets::*field[] = {&StageOnsets::condensation, &StageOnsets::focus, &StageOnsets::dilution,
+                                          &StageOnsets::new_direction};
+    const char* names[] = {"t_I", "t_II", "t_III", "t_IV"};
+    double low[4], high[4];
+    int missing[4] = {0, 0, 0, 0};
+    for (int i = 0; i < 4; ++i) low[i] = INFINITY, high[i] = -INFINITY;
+    double StageThresholds::*knob[] = {&StageThresholds::loss_drop, &StageThresholds::mass_rise,
+                                       &StageThresholds::mass_fall, &StageThresholds::rank_ratio};
+    for (double StageThresholds::*k : knob)
+      for (double factor : {0.5, 2.0}) {
+        StageThresholds th = p_.stages;
+        th.*k *= factor;
+        const StageOnsets o = detect_stages(series_, log_d, th);
+        for (int i = 0; i < 4; ++i) {
+          const double t = o.*field[i];
+          if (std::isnan(t)) ++missing[i];
+          else low[i] = std::min(low[i], t), high[i] = std::max(high[i], t);
+        }
+      }
+    std::string text = "stage onsets with each threshold halved and doubled (stages.*):";
+    for (int i = 0; i < 4; ++i) {
+      char part[96];
+      if (missing[i] == 8)
+        std::snprintf(part, sizeof part, " %s not reached", names[i]);
+      else
+        std::snprintf(part, sizeof part, " %s %.4g-%.4g%s", names[i], low[i], high[i],
+                      missing[i] ? (" (not reached in " + std::to_string(missing[i]) + " of 8)").c_str() : "");
+      text += std::string(i ? "," : "") + part;
+    }
+    comm_.print(text);
+    for (int i = 0; i < 4; ++i) {
+      const double t = s.*field[i], spacing = record_spacing_at(series_, t);
+      if (std::isfinite(t) && spacing > 0.25 * t) {
+        char line[256];
+        std::snprintf(line, sizeof line,
+                      "warning: %s = %.4g is read between records %.4g apart, more than a quarter of it: the records "
+                      "are too coarse to place it (raise flow.records)",
+                      names[i], t, spacing);
+        comm_.print(line);
+      }
+    }
+  }
+
   // The onsets by the written criteria, next to the stage-I prediction.
   void write_stages(RunGroup& g) const {
-    const StageOnsets s = detect_stages(series_, std::log(static_cast<double>(p_.shape.d)));
+    const double log_d = std::log(static_cast<double>(p_.shape.d));
+    const StageOnsets s = detect_stages(series_, log_d, p_.stages);
     const std::pair<const char*, double> onsets[] = {{"t_I", s.condensation}, {"t_II", s.focus},
                                                      {"t_III", s.dilution},   {"t_IV", s.new_direction}};
     for (const auto& [name, v] : onsets) g.attribute(name, v);
     g.write("stage_I_rate", {s.rate.value, s.rate.low, s.rate.high});
-    g.attribute("stage_criteria", std::string(kStageCriteria));
+    g.attribute("stage_criteria", stage_criteria(p_.stages));
     auto when = [](double t) {
       char b[32];
       std::snprintf(b, sizeof b, "%.4g", t);
@@ -457,6 +520,7 @@ class MarkovRun : public RunState {
     comm_.print("stages: condensation t_I = " + when(s.condensation) + " (predicted " + when(t_one_) +
                 "), focus t_II = " + when(s.focus) + ", dilution t_III = " + when(s.dilution) +
                 ", new direction t_IV = " + when(s.new_direction));
+    print_stage_sensitivity(log_d, s);
     char line[256];
     if (std::isnan(s.rate.value)) {
       std::snprintf(line, sizeof line,

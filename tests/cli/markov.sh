@@ -18,6 +18,16 @@ D="$SRC/input/markov.ini"
 
 run 2 markov "$D" --flow.time=30 --flow.records=30 --model.eps=1e-6 --run.output=stage1.h5 > stage1.out
 grep -q "sigma\* = " stage1.out || fail "no stage-I line: $(cat stage1.out)"
+# The onsets' dependence on the thresholds is printed; an onset read between records too far apart is warned
+# about (t_I about 16 with records 20 apart), one between close records not; the thresholds are deck keys,
+# written into the run file's criteria.
+grep -q "^stage onsets with each threshold halved and doubled (stages.\*): t_I " stage1.out \
+  || fail "no sensitivity line: $(grep stage stage1.out)"
+! grep -q "^warning: t_I" stage1.out || fail "a warning with records 1 apart: $(grep warning stage1.out)"
+run 2 markov "$D" --flow.time=100 --flow.records=5 --stages.loss_drop=0.2 --run.output=coarse.h5 > coarse.out
+grep -q "^warning: t_I = [0-9.]* is read between records 20 apart" coarse.out || fail "coarse records: $(grep -E 'stages|warning' coarse.out)"
+"$PYTHON" -c "import h5py; assert '0.2 below ln d' in h5py.File('coarse.h5')['markov'].attrs['stage_criteria']" \
+  || fail "stage_criteria does not name stages.loss_drop = 0.2"
 # Record lines at the progress cadence (default 10 s: a short run shows records 0, 1 and the last), every
 # one in the run's log.
 shown=$(grep -c "^record [0-9]*/30: t = " stage1.out)

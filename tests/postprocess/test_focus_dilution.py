@@ -37,7 +37,17 @@ def test_real_run_figures(tmp_path, real_input, run_script, check_png):
     check_png(tmp_path / "stages-pca.png")
     with h5py.File(Path(real_input) / "eps-1.h5", "r") as h5:
         t2 = h5["markov"].attrs["t_II"]
+        mass, token_entropy = h5["markov/mass"][()], h5["diagnostics/token_entropy"][()]
     assert f"II focus           onset {t2:.4g}" in result.stdout
+    # token_entropy is the entropy of the recorded mass per token over log d, record by record.
+    d = mass.shape[1]
+    expected = -np.sum(np.where(mass > 0, mass * np.log(np.where(mass > 0, mass, 1)), 0), axis=1) / np.log(d)
+    assert np.allclose(token_entropy, expected, rtol=1e-12, atol=1e-15)
+    # Panel (b) draws both entropies.
+    fig = fd.make_stage_figure(fd.read_run(str(Path(real_input) / "eps-1.h5")))
+    labels = [ln.get_label() for ln in fig.axes[1].get_lines() if not ln.get_label().startswith("_")]
+    assert any("positions" in x for x in labels) and any("tokens" in x for x in labels), labels
+    fd.plt.close(fig)
 
 
 def test_real_sweep(tmp_path, real_input, run_script, check_png):

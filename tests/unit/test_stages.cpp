@@ -42,6 +42,33 @@ TEST(Stages, OnsetsWhereWritten) {
   EXPECT_GE(o.rate.high, o.rate.value);
 }
 
+TEST(Stages, ThresholdsMoveTheOnsetsAsWritten) {
+  StageThresholds th;
+  th.loss_drop = 0.5;  // the loss crosses ln 4 - 0.5 at t = 15
+  th.mass_rise = 0.02;  // the mass passes 0.77 first at t = 70.5
+  th.rank_ratio = 0.3;  // sigma_2 = 0.2 sigma_1 after t = 150 never reaches it: no stage IV
+  const StageOnsets o = detect_stages(synthetic(), std::log(4.0), th);
+  EXPECT_NEAR(o.condensation, 15.0, 1e-12);
+  EXPECT_DOUBLE_EQ(o.focus, 70.5);
+  EXPECT_DOUBLE_EQ(o.dilution, 100.0);
+  EXPECT_TRUE(std::isnan(o.new_direction));
+  th = {};
+  th.mass_fall = 0.05;  // the mass falls to 0.75 at t = 150: the same maximum, found later
+  EXPECT_DOUBLE_EQ(detect_stages(synthetic(), std::log(4.0), th).dilution, 100.0);
+  th.mass_fall = 0.2;  // never that far below: no dilution
+  EXPECT_TRUE(std::isnan(detect_stages(synthetic(), std::log(4.0), th).dilution));
+  const std::string text = stage_criteria(StageThresholds{0.25, 0.03, 0.04, 0.15});
+  for (const char* part : {"0.25 below ln d", "by 0.03", "fallen 0.04 below", "reaches 0.15 sigma_1"})
+    EXPECT_NE(text.find(part), std::string::npos) << part;
+}
+
+TEST(Stages, RecordSpacing) {
+  const StageSeries s = synthetic();  // records 0.5 apart
+  EXPECT_DOUBLE_EQ(record_spacing_at(s, 11.2), 0.5);
+  EXPECT_DOUBLE_EQ(record_spacing_at(s, NAN), 0.0);
+  EXPECT_DOUBLE_EQ(record_spacing_at(s, 500.0), 0.0);
+}
+
 TEST(Stages, NotReached) {
   StageSeries s = synthetic();
   for (double& v : s.loss) v = std::log(4.0) - 0.05;  // never 0.1 below ln d: nothing is detected

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "tokdyn/diagnostics/fit.hpp"
@@ -24,9 +25,22 @@ struct StageOnsets {
   Estimate rate{NAN, NAN, NAN};  // of log |u_1(G)^T W0| over t in [t_I / 4, 3 t_I / 4]; NaN without t_I
 };
 
-extern const char* const kStageCriteria;
+// The thresholds of the criteria (deck keys stages.*; the defaults are the ones the docs' numbers use).
+struct StageThresholds {
+  double loss_drop = 0.1;   // I: the loss this far below ln d
+  double mass_rise = 0.01;  // II: the top mass this far above its value at t = 0
+  double mass_fall = 0.01;  // III: the top mass this far below its maximum
+  double rank_ratio = 0.1;  // IV: sigma_2(W0) / sigma_1(W0) back above this, after below it
+};
+
+// The criteria in words, with the thresholds' values (stored in the run file as markov@stage_criteria).
+std::string stage_criteria(const StageThresholds& th);
 
 // log_d: ln d (the loss at eps -> 0).
-StageOnsets detect_stages(const StageSeries& s, double log_d);
+StageOnsets detect_stages(const StageSeries& s, double log_d, const StageThresholds& th = {});
+
+// The spacing of the records around time t (the interval [t_k, t_{k+1}] that holds it; 0 when t is NaN or
+// outside the series): an onset read between records is uncertain by up to that much.
+double record_spacing_at(const StageSeries& s, double t);
 
 }  // namespace tokdyn

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tokdyn/markov/gradient_flow.hpp"
+#include "tokdyn/markov/stages.hpp"
 #include "tokdyn/markov/observables.hpp"
 #include "tokdyn/markov/one_layer.hpp"
 #include "tokdyn/markov/sequences.hpp"
@@ -27,6 +28,7 @@ struct MarkovParams {
   double eps = 1e-4;
   std::string init_file;            // initial weights ("": N(0, eps^2))
   std::int64_t weights_every = 1;   // WQ, WK, W1 at every k-th record and the last (0: first and last)
+  StageThresholds stages;           // the onset criteria's thresholds (stages.*)
   std::uint64_t seed = 1;
   FlowSettings flow;
   double time = 100;
