@@ -52,6 +52,12 @@ constexpr OutputDecl kTrainOutputs[] = {
      "Largest charge_drift over the records: sin of the angle between the charges (L_QK, L_VO of every head) and their first value above round-off (|L| / (|P| |theta|) above 1e3 epsilons of train.precision); 0 when they never rose above it."},
     {"train@charge_relative_max", OutputType::real, "1", "",
      "Largest charge_relative |L| / (|P| |theta|) over the records: the charges of every head (L_QK, L_VO) against the momentum P and the parameters theta."},
+    {"train@max_energy", OutputType::real, "1", "",
+     "The largest energy of the optimizer after a step over the whole run, the quantity diagnostics/energy "
+     "records at each record (ECD: |u|^2 after the kick, 1 for a kick that keeps unit speed, large when F - F0 was "
+     "small; ECDSep: its H); NaN for optimizers without one (SGDM, AdamW)."},
+    {"train@max_energy_step", OutputType::real, "steps", "",
+     "The optimizer step after which train@max_energy was reached (NaN with it)."},
     {"train@final_train_loss_ema", OutputType::real, "nats", "",
      "Training-loss EMA at the end (the last diagnostics/train_loss_ema)."},
     {"train@final_val_loss", OutputType::real, "nats", "",
@@ -214,6 +220,9 @@ class TrainRun : public RunState {
       }
       step_loss_[i] = loss;
       step_grad_[i] = std::sqrt(g2);
+      const double energy = optimizer_->energy();
+      if (energy > max_energy_ || (std::isnan(max_energy_) && std::isfinite(energy)))
+        max_energy_ = energy, max_energy_step_ = static_cast<double>(s + 1);
       train_ema_ = p_.ema * loss + (1 - p_.ema) * train_ema_;
     }
     train_seconds_ += MPI_Wtime() - start;
@@ -331,7 +340,8 @@ class TrainRun : public RunState {
     const std::pair<const char*, double> scalars[] = {
         {"train_ema", train_ema_},   {"val_ema", val_ema_},         {"best_val", best_val_},
         {"last_val", last_val_},     {"max_drift", max_drift_},     {"max_relative", max_relative_},
-        {"best_step", static_cast<double>(best_step_)}};
+        {"best_step", static_cast<double>(best_step_)}, {"max_energy", max_energy_},
+        {"max_energy_step", max_energy_step_}};
     for (const auto& [name, v] : scalars) out.attribute(name, v);
     out.values("charge_reference", reference_);
   }
@@ -348,6 +358,8 @@ class TrainRun : public RunState {
     best_val_ = in.real_attribute("best_val"), last_val_ = in.real_attribute("last_val");
     max_drift_ = in.real_attribute("max_drift"), max_relative_ = in.real_attribute("max_relative");
     best_step_ = static_cast<std::int64_t>(in.real_attribute("best_step"));
+    if (in.has("max_energy"))  // checkpoints of tokdyn before 2026-12-06 lack it: measured from here on
+      max_energy_ = in.real_attribute("max_energy"), max_energy_step_ = in.real_attribute("max_energy_step");
     reference_ = in.values("charge_reference");
     // Empty until the charges first rise above round-off; then qk and vo of every head.
     const std::size_t D = static_cast<std::size_t>(p_.model.head_dim()), charges = 2 * static_cast<std::size_t>(p_.model.layers * p_.model.heads) * D * D;
@@ -377,7 +389,8 @@ class TrainRun : public RunState {
     const std::pair<const char*, double> results[] = {
         {"final_val_loss", last_val_},     {"final_val_loss_ema", val_ema_}, {"min_val_loss", best_val_},
         {"min_val_step", static_cast<double>(best_step_)},  {"final_train_loss_ema", train_ema_},
-        {"tokens_per_second", rate},        {"charge_relative_max", max_relative_}, {"charge_drift_max", max_drift_}};
+        {"tokens_per_second", rate},        {"charge_relative_max", max_relative_}, {"charge_drift_max", max_drift_},
+        {"max_energy", max_energy_}, {"max_energy_step", max_energy_step_}};
     for (const auto& [name, v] : results) g.attribute(name, v);
     char line[400];
     std::snprintf(line, sizeof line,
@@ -393,6 +406,13 @@ class TrainRun : public RunState {
                   "(forward + backward + step)",
                   max_relative_, drift, rate, comm_.size(), comm_.size() == 1 ? "" : "s");
     comm_.print(line);
+    if (std::isfinite(max_energy_)) {
+      std::snprintf(line, sizeof line,
+                    "%s: energy after a step at most %.4g (after step %.0f; ECD's is |u|^2: 1 keeps unit speed, a "
+                    "large value is a kick divided by a small F - F0)",
+                    p_.optimizer->name.c_str(), max_energy_, max_energy_step_);
+      comm_.print(line);
+    }
     alignment(g);
   }
 
@@ -476,6 +496,7 @@ class TrainRun : public RunState {
   std::vector<std::vector<T>> start_vectors_;
   std::vector<double> start_scalars_;
   double start_ema_ = NAN;
+  double max_energy_ = NAN, max_energy_step_ = NAN;  // the largest optimizer energy after a step, and when
   double train_ema_ = NAN, val_ema_ = NAN, best_val_ = INFINITY, last_val_ = NAN, max_drift_ = 0, max_relative_ = 0;
   std::int64_t best_step_ = 0, trained_steps_ = 0;
   double train_seconds_ = 0;

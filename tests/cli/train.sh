@@ -96,6 +96,17 @@ run 1 train "$SRC/input/train-bq.ini" "${small[@]}" --train.text_file=control.tx
 grep -q "key-bias alignment" control.log || fail "no key-bias table: $(cat control.log)"
 ! grep -q $'\b' control.log || fail "a raw backspace in the console: $(grep -a $'\b' control.log | cat -A)"
 grep -qF '\x08' control.log || fail "the backspace token is not shown as \\x08: $(grep -a 'largest' control.log)"
+# The largest optimizer energy after a step (ECD: |u|^2 after the kick) is kept and printed; it bounds every
+# record's value; AdamW has none.
+"$PYTHON" - <<'PY' || fail "max_energy"
+import h5py, math, numpy as np
+e, a = h5py.File("ecd0.h5", "r"), h5py.File("adamw.h5", "r")
+top, step = e["train"].attrs["max_energy"], e["train"].attrs["max_energy_step"]
+assert top >= e["diagnostics/energy"][1:].max() and 1 <= step <= e["diagnostics/step"][-1], (top, step)
+assert math.isnan(a["train"].attrs["max_energy"])
+PY
+grep -q "^ecd: energy after a step at most" ecd0.log || fail "no energy line: $(tail -n 8 ecd0.log)"
+! grep -q "energy after a step" adamw.log || fail "an energy line for AdamW"
 # Weights out and in. np1.h5's final parameters (train/final_parameters, tokdyn's layout) exported as GPT-2
 # tensors (train.export: np1-like run export.h5 -> export.safetensors): the header names, shapes and dtype are
 # GPT-2's, wte is the first V C parameters, and `tokdyn spectrum` (weights.format = gpt2) finds per layer the
