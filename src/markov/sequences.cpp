@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <cmath>
+#include <cctype>
 #include <fstream>
 #include <functional>
 #include <iterator>
@@ -305,6 +306,54 @@ TokenizedText tokenize_text(const Comm& comm, const std::string& path, bool byte
     done += piece;
   }
   return text;
+}
+
+void to_words(TokenizedText& text, std::int64_t vocabulary_max, const std::string& key) {
+  enum Kind { word, space, mark };
+  std::vector<Kind> kind(text.vocabulary.size());
+  for (std::size_t i = 0; i < kind.size(); ++i) {
+    const std::string& v = text.vocabulary[i];
+    const unsigned char c = v.empty() ? ' ' : static_cast<unsigned char>(v[0]);
+    kind[i] = v.size() > 1 || std::isalnum(c) ? word : std::isspace(c) ? space : mark;
+  }
+  std::unordered_map<std::string, int> id;  // word -> provisional id (order of appearance)
+  std::vector<std::string> words;
+  std::vector<std::int64_t> count;
+  std::vector<int> tokens;
+  std::string current;
+  auto emit = [&](const std::string& w) {
+    auto [at, fresh] = id.try_emplace(w, static_cast<int>(words.size()));
+    if (fresh) words.push_back(w), count.push_back(0);
+    count[at->second] += 1;
+    tokens.push_back(at->second);
+  };
+  for (int t : text.tokens) {
+    if (kind[t] == word) {
+      current += text.vocabulary[t];
+      continue;
+    }
+    if (!current.empty()) emit(current), current.clear();
+    if (kind[t] == mark) emit(text.vocabulary[t]);
+  }
+  if (!current.empty()) emit(current);
+  // Falling count, ties in byte order: the same vocabulary on every rank and in every run of the file.
+  std::vector<int> order(words.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  std::sort(order.begin(), order.end(), [&](int a, int b) {
+    return count[a] != count[b] ? count[a] > count[b] : words[a] < words[b];
+  });
+  const std::size_t keep = vocabulary_max > 0 && static_cast<std::size_t>(vocabulary_max) < order.size()
+                               ? static_cast<std::size_t>(vocabulary_max) - 1
+                               : order.size();
+  std::vector<int> final_id(words.size(), static_cast<int>(keep));  // the rest: <unk>
+  text.vocabulary.clear();
+  for (std::size_t r = 0; r < keep; ++r) final_id[order[r]] = static_cast<int>(r), text.vocabulary.push_back(words[order[r]]);
+  if (keep < order.size()) text.vocabulary.push_back("<unk>");
+  for (int& t : tokens) t = final_id[t];
+  text.tokens = std::move(tokens);
+  if (text.vocabulary.size() < 2)
+    throw InputError(key + ": the text has " + std::to_string(text.vocabulary.size()) +
+                     " distinct word(s) (" + key.substr(0, key.find('.')) + ".tokenizer = words needs at least 2)");
 }
 
 std::int64_t text_windows(const TokenizedText& text, std::int64_t s, std::int64_t stride) {

@@ -97,7 +97,11 @@ DeckSchema MarkovStudy::schema() {
   s.add_int("markov.N", 4096, "sample: sequences", 1, std::int64_t(1) << 40);
   s.add_int("markov.max_states", 2000000, "population: the most (last token, counts) states allowed", 1);
   s.add_file("markov.text_file", "", "text: a UTF-8 file (data = text)");
-  s.add_choice("markov.tokenizer", "chars", {"chars", "bytes"}, "text: tokens are characters or bytes");
+  s.add_choice("markov.tokenizer", "chars", {"chars", "bytes", "words"},
+               "text: tokens are characters, bytes, or words (runs of letters and digits; each punctuation mark a "
+               "token; whitespace separates)");
+  s.add_int("markov.vocabulary_max", 0,
+            "words: the most frequent vocabulary_max - 1 words kept, the rest one token <unk> (0: every word)", 0);
   s.add_int("markov.stride", 1, "text: offset between two windows", 1);
   s.add_int("model.m", 16, "embedding width m (W0 [d, m], W1 [m, d])", 1, 1 << 16);
   s.add_int("model.mk", 16, "query/key width m_k (WQ, WK [m, m_k])", 1, 1 << 16);
@@ -161,6 +165,7 @@ MarkovParams markov_params(const Deck& deck) {
   p.max_states = deck.get_int("markov.max_states");
   p.text_file = deck.get_text("markov.text_file");
   p.tokenizer = deck.get_text("markov.tokenizer");
+  p.vocabulary_max = deck.get_int("markov.vocabulary_max");
   p.stride = deck.get_int("markov.stride");
   if (p.data == "text" && p.text_file.empty()) throw InputError("markov.data = text needs markov.text_file");
   p.shape.m = static_cast<int>(deck.get_int("model.m"));
@@ -556,6 +561,7 @@ MarkovStudy::MarkovStudy(const Comm& comm, const Deck& deck) : comm_(comm), para
   if (params_.data == "text") {
     text_ = tokenize_text(comm, params_.text_file, params_.tokenizer == "bytes", "markov.text_file",
                           memory_per_rank(comm, max_memory_from_deck(deck)));
+    if (params_.tokenizer == "words") to_words(text_, params_.vocabulary_max, "markov.text_file");
     params_.shape.d = static_cast<int>(text_.vocabulary.size());
     items_ = text_windows(text_, params_.s, params_.stride);
     if (items_ == 0)

@@ -16,7 +16,11 @@ DeckSchema TrainStudy::schema() {
   add_run_keys(s, "train.h5");
   s.add_choice("train.data", "text", {"text", "markov"}, "training data: a text file, or a sample path of a Markov chain");
   s.add_file("train.text_file", "", "text: a UTF-8 file");
-  s.add_choice("train.tokenizer", "chars", {"chars", "bytes"}, "text: tokens are characters or bytes");
+  s.add_choice("train.tokenizer", "chars", {"chars", "bytes", "words"},
+               "text: tokens are characters, bytes, or words (runs of letters and digits; each punctuation mark a "
+               "token; whitespace separates)");
+  s.add_int("train.vocabulary_max", 0,
+            "words: the most frequent vocabulary_max - 1 words kept, the rest one token <unk> (0: every word)", 0);
   s.add_real("train.validation", 0.1, "the last fraction of the tokens held out for validation", 0.0, 1.0, true)
       .max_exclusive = true;  // some tokens must be left to train on
   s.add_text("train.markov_pi", "0.4, 0.3, 0.2, 0.1", "markov: stationary law pi (comma list; the vocabulary is its length)");
@@ -70,6 +74,7 @@ TrainParams train_params(const Deck& deck) {
   p.data = deck.get_text("train.data");
   p.text_file = deck.get_text("train.text_file");
   p.tokenizer = deck.get_text("train.tokenizer");
+  p.vocabulary_max = deck.get_int("train.vocabulary_max");
   if (p.data == "text" && p.text_file.empty()) throw InputError("train.data = text needs train.text_file");
   p.validation = deck.get_real("train.validation");
   p.chain.pi = parse_real_list("train.markov_pi", deck.get_text("train.markov_pi"));
@@ -131,6 +136,7 @@ TrainStudy::TrainStudy(const Comm& comm, const Deck& deck) : comm_(comm), params
   if (params_.data == "text") {
     text_ = tokenize_text(comm, params_.text_file, params_.tokenizer == "bytes", "train.text_file",
                           memory_per_rank(comm, max_memory_from_deck(deck)));
+    if (params_.tokenizer == "words") to_words(text_, params_.vocabulary_max, "train.text_file");
   } else {
     // One sample path of the chain (x_1 ~ pi), from the seed.
     text_.tokens = sample_sequence(params_.chain, params_.markov_tokens - 1, params_.seed, 0);

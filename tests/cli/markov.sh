@@ -151,6 +151,14 @@ PY
 run 2 markov "$D" --flow.time=5 --flow.records=5 --markov.loss=sample --markov.N=500 --run.output=sample.h5 -ts_rk_type 3bs > sample.log
 run 2 markov "$SRC/input/markov-text.ini" --flow.time=2 --flow.records=2 --run.output=text.h5 > text.log
 grep -q "tokdyn markov: text" text.log || fail "text banner: $(cat text.log)"
+# Words: the 49 most frequent words and punctuation marks of the shipped text and <unk>, d = 50.
+run 2 markov "$SRC/input/markov-text.ini" --markov.tokenizer=words --markov.vocabulary_max=50 --flow.time=2 \
+  --flow.records=2 --run.output=words.h5 > words.log
+grep -q "tokdyn markov: text .*, d = 50," words.log || fail "words banner: $(head -n 2 words.log)"
+"$PYTHON" -c "
+import h5py
+v = h5py.File('words.h5', 'r')['markov'].attrs['vocabulary'].split('\n')[:-1]
+assert len(v) == 50 and v[-1] == '<unk>' and '.' in v and all(' ' not in w for w in v), v" || fail "word vocabulary"
 expect_error 2 "markov.pi must sum to 1" markov "$D" --markov.pi=0.5,0.4 --run.output=bad.h5
 expect_error 2 "exceed markov.max_states" markov "$D" --markov.s=4000 --run.output=bad.h5
 expect_error 2 "whole number of steps" markov "$D" --flow.method=gd --flow.lr=0.07 --run.output=bad.h5

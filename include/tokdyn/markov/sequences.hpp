@@ -71,6 +71,12 @@ struct TokenizedText {
 // fewer than 2 symbols.
 TokenizedText tokenize_text(const Comm& comm, const std::string& path, bool bytes, const std::string& key,
                             double memory_limit = 0);
+// Words from a text tokenised by characters, in place on every rank: maximal runs of letters and digits (the
+// ASCII ones and every non-ASCII character) are words, whitespace separates them, every other character
+// (punctuation) is a token of its own. The vocabulary is ordered by falling count (ties in byte order); with
+// vocabulary_max > 0 it keeps the vocabulary_max - 1 most frequent and maps the rest to "<unk>" (last; no
+// word can be spelt so, '<' being punctuation). InputError for fewer than 2 distinct tokens.
+void to_words(TokenizedText& text, std::int64_t vocabulary_max, const std::string& key);
 // Bytes per rank the tokens of a text file of this size may need (4 per symbol, at most one per byte).
 double text_memory(double file_bytes);
 // Windows x_o..x_{o+s-1} -> y = x_{o+s} for o = 0, stride, 2 stride, ...: equal weights, one-hot targets.

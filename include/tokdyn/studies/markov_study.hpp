@@ -22,7 +22,8 @@ struct MarkovParams {
   std::int64_t s = 32;
   std::string loss = "population";  // population | sample
   std::int64_t samples = 4096, max_states = 2000000;
-  std::string text_file, tokenizer = "chars";
+  std::string text_file, tokenizer = "chars";  // chars | bytes | words
+  std::int64_t vocabulary_max = 0;              // words: the vocabulary's size with <unk> (0: every word)
   std::int64_t stride = 1;
   OneLayerShape shape;
   double eps = 1e-4;

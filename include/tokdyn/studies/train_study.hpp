@@ -19,7 +19,8 @@ namespace tokdyn {
 
 struct TrainParams {
   std::string data = "text";  // text | markov
-  std::string text_file, tokenizer = "chars";
+  std::string text_file, tokenizer = "chars";  // chars | bytes | words
+  std::int64_t vocabulary_max = 0;              // words: the vocabulary's size with <unk> (0: every word)
   double validation = 0.1;
   MarkovChain chain;
   std::int64_t markov_tokens = 200000;
