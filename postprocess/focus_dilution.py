@@ -94,6 +94,9 @@ def read_run(path, allow_partial=False, series=True):
         # A run that is not complete lacks the end-of-run results (the stage onsets): NaN, not reached.
         out.update(read_numbers(g, path, ATTRIBUTES, ResultError, required=status == "complete"))
         out["criteria"] = to_str(g.attrs.get("stage_criteria", ""))
+        # A text's tokens, one a line (a chain's are its state numbers).
+        vocabulary = to_str(g.attrs.get("vocabulary", ""))
+        out["vocabulary"] = vocabulary.split("\n")[:-1] if vocabulary else []
     # A partial file's series may hold rows past the last recorded time: keep the recorded ones.
     n = len(out["time"])
     for name in SERIES:
@@ -272,6 +275,20 @@ def pca_figure(r, out):
     return share
 
 
+def token_report(r, top=5):
+    """Which tokens the attention goes to at t = 0 and at each reached onset and the end of the run: per moment
+    [(token name, mass, its mass at t = 0)] for the `top` largest masses (markov/mass: the attention over the
+    positions summed by token and averaged over the items; at t = 0 a token's frequency in the context)."""
+    names = r["vocabulary"] if len(r["vocabulary"]) == r["mass"].shape[1] else [str(i) for i in range(r["mass"].shape[1])]
+    moments = [("t = 0", 0.0)] + [(s, r[s]) for s in STAGES if np.isfinite(r[s])] + [("end", float(r["time"][-1]))]
+    out = []
+    for label, t in moments:
+        k = int(np.argmin(np.abs(r["time"] - t)))
+        order = np.argsort(-r["mass"][k], kind="stable")[:top]
+        out.append((label, float(r["time"][k]), [(names[i], float(r["mass"][k, i]), float(r["mass"][0, i])) for i in order]))
+    return out
+
+
 def plot_run(args):
     r = read_run(args.input, args.allow_partial)
     out = args.output or (args.input[:-3] if args.input.endswith(".h5") else args.input) + ".png"
@@ -284,7 +301,16 @@ def plot_run(args):
     print(f"  predicted t_I = {r['t_I_predicted']:.4g} (sigma* = {r['sigma_star']:.6f}, sigma_1 = {r['sigma_1']:.6f}); "
           f"final loss {r['loss'][-1]:.6f} at t = {r['time'][-1]:.4g}; PCA shares {100 * share[0]:.1f} %, "
           f"{100 * share[1]:.1f} %")
+    print("  attention mass by token (top 5; in brackets the mass at t = 0, the token's frequency in the context):")
+    for label, t, tokens in token_report(r):
+        shown = ", ".join(f"{plain_token(name)} {mass:.3f} [{start:.3f}]" for name, mass, start in tokens)
+        print(f"    {label:<6} (t = {t:.4g}): {shown}")
     return [out, pca]
+
+
+def plain_token(name):
+    """A token for a console line: quoted, with control characters and spaces escaped (\\n, \\x08)."""
+    return repr(name)
 
 
 def escape_rate(r):

@@ -256,8 +256,11 @@ def markov_section(path, allow_partial):
         rows.append(row(f"{focus_dilution.STAGE_NAMES[stage]} onset", fmt(r[stage]) if np.isfinite(r[stage])
                         else "not reached"))
     rows.append(row(f"final loss at t = {r['time'][-1]:g}", fmt(float(r["loss"][-1]), ".6f")))
+    notes = ["attention mass by token (top 5, in brackets at t = 0): " + "; ".join(
+        f"{label} (t = {t:.4g}) " + ", ".join(f"{focus_dilution.plain_token(n)} {m:.3f} [{s:.3f}]" for n, m, s in tokens)
+        for label, t, tokens in focus_dilution.token_report(r))]
     return section(os.path.basename(path), "markov", r["status"], r["deck"], "markov", deck_text(path), [path],
-                   figures, rows)
+                   figures, rows, notes)
 
 
 SINGLE = {"transformer": steps_section, "sde": steps_section, "meanfield": meanfield_section,

@@ -43,6 +43,14 @@ def test_real_run_figures(tmp_path, real_input, run_script, check_png):
     d = mass.shape[1]
     expected = -np.sum(np.where(mass > 0, mass * np.log(np.where(mass > 0, mass, 1)), 0), axis=1) / np.log(d)
     assert np.allclose(token_entropy, expected, rtol=1e-12, atol=1e-15)
+    # The attention by token at t = 0, each onset and the end: at t = 0 the masses are the tokens' frequencies
+    # (the brackets), the most frequent token of pi first; it leads at every moment of this chain run.
+    report = fd.token_report(fd.read_run(str(Path(real_input) / "eps-1.h5")))
+    assert report[0][0] == "t = 0" and report[-1][0] == "end" and len(report) >= 3
+    assert all(mass == start for _, mass, start in report[0][2])
+    assert all(moment[2][0][0] == "0" for moment in report), report
+    printed = [x for x in result.stdout.splitlines() if x.startswith("    t_I ") or x.startswith("    end ")]
+    assert len(printed) == 2 and all(": '0' " in x for x in printed), result.stdout
     # Panel (b) draws both entropies.
     fig = fd.make_stage_figure(fd.read_run(str(Path(real_input) / "eps-1.h5")))
     labels = [ln.get_label() for ln in fig.axes[1].get_lines() if not ln.get_label().startswith("_")]
