@@ -52,7 +52,7 @@ require_modules("report.py", PLOTTING + ("scipy",))
 
 import numpy as np  # noqa: E402
 from tokdyn_h5 import (ALLOW_PARTIAL, cli_main, common_parameters, interval_verdict, open_h5,  # noqa: E402
-                       open_run, parameter_text, read_datasets, require_attributes, run_parameters, run_status,
+                       open_run, parameter_text, plural, read_datasets, require_attributes, run_parameters, run_status,
                        save_figure, study_group, to_scalar, to_str)
 
 import matplotlib  # noqa: E402
@@ -84,10 +84,6 @@ def fmt(value, spec=".4g"):
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "?"
     return format(value, spec)
-
-
-def plural(n, word):
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def interval_text(value, low, high):

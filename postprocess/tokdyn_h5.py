@@ -387,6 +387,11 @@ def title_for(command, params, name="", status="complete", extra=(), width=110):
     return plain_text("\n".join([first] + lines))
 
 
+def plural(n, word):
+    """'1 run', '3 runs': a count with its noun."""
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def set_title(fig, command, params, name="", status="complete", extra=(), footer=(), **text):
     """The figure's title (title_for, wrapped to the figure's width) and its provenance in a small grey footer
     below everything else: `name` (the file, the sweep) and `footer` (ranks, version). save_figure keeps both

@@ -44,7 +44,7 @@ require_modules("training.py", PLOTTING + ("scipy",))
 
 import numpy as np  # noqa: E402
 from tokdyn_h5 import (ALLOW_PARTIAL, check_shapes, cli_main, common_parameters, open_run,  # noqa: E402
-                       plain_text, read_datasets, read_numbers, run_parameters, save_figure, set_title, study_group,
+                       plain_text, plural, read_datasets, read_numbers, run_parameters, save_figure, set_title, study_group,
                        to_str)
 
 import matplotlib  # noqa: E402
@@ -238,10 +238,6 @@ def finite_median(values):
 def colours(keys):
     cmap = plt.get_cmap("tab10")
     return {k: cmap(i % 10) for i, k in enumerate(sorted(keys))}
-
-
-def plural(n, word):
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def set_runs_title(fig, runs, what, **text):

@@ -2,17 +2,17 @@
 
 #include "tokdyn/core/errors/error.hpp"
 #include "tokdyn/io/hdf5.hpp"
+#include "tokdyn/io/safetensors.hpp"  // shape_text
 
 namespace tokdyn {
 
 namespace {
 
-// "[a, b]"; with a series' first dimension "[K >= 1, a, b]".
-template <class T>
-std::string shape_text(const std::vector<T>& dims, bool series = false) {
-  std::string s = series ? "[K >= 1" : "[";
-  for (std::size_t i = 0; i < dims.size(); ++i) s += (i || series ? ", " : "") + std::to_string(dims[i]);
-  return s + "]";
+// The expected shape in words: "[a, b]", or for a series "[K >= 1, a, b]".
+std::string expected_text(const std::vector<std::int64_t>& shape, bool series) {
+  const std::string rows = shape_text(shape);
+  if (!series) return rows;
+  return shape.empty() ? "[K >= 1]" : "[K >= 1, " + rows.substr(1);
 }
 
 }  // namespace
@@ -34,8 +34,9 @@ std::vector<double> read_matrix_file(const std::string& path, const std::string&
   std::vector<hsize_t> want(shape.begin(), shape.end());
   if (series) want.insert(want.begin(), dims.empty() ? 0 : dims[0]);
   if (dims != want || (series && dims[0] == 0))
-    throw InputError(what + ": dataset '" + dataset + "' has shape " + shape_text(dims) + ", expected " +
-                     shape_text(shape, series));
+    throw InputError(what + ": dataset '" + dataset + "' has shape " +
+                     shape_text(std::vector<std::int64_t>(dims.begin(), dims.end())) + ", expected " +
+                     expected_text(shape, series));
   const std::int64_t n = series ? static_cast<std::int64_t>(dims[0]) : 1;
   if (row == kLastRow) row = n - 1;
   if (series && (row < 0 || row >= n))

@@ -133,14 +133,9 @@ std::vector<T> initial_parameters(const Comm& comm, const TrainParams& p) {
         p.model,
         [&](const std::string& name, const std::vector<std::int64_t>& shape) {
           const std::vector<std::int64_t>& has = file.info(name).shape;
-          if (has != shape) {
-            auto text = [](const std::vector<std::int64_t>& s) {
-              std::string t;
-              for (std::int64_t n : s) t += (t.empty() ? "[" : ", ") + std::to_string(n);
-              return t + "]";
-            };
-            throw InputError("tensor '" + name + "' has shape " + text(has) + ", this deck's model needs " + text(shape));
-          }
+          if (has != shape)
+            throw InputError("tensor '" + name + "' has shape " + shape_text(has) + ", this deck's model needs " +
+                             shape_text(shape));
           return file.read(name);
         },
         theta.data());
