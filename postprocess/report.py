@@ -58,7 +58,6 @@ from tokdyn_h5 import (ALLOW_PARTIAL, cli_main, common_parameters, interval_verd
 import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 
 import convergence  # noqa: E402
 import focus_dilution  # noqa: E402
