@@ -18,6 +18,8 @@ and a section per group of files:
     converge           convergence.py's fit of the files of each study: every metric's slope against -1
                        (depth, width) or against the bound slope (tokens)
     train              training.py's figures and group table; the biases' effect per optimizer
+    lens               lens.py's figure of all lens runs; |lambda_1(F)| and the alignment per layer, first and last
+                       point
     markov sweep       focus_dilution.py's sweep fit where the markov runs differ in eps or delta only:
                        the stage-I slope against 1/sigma* (eps), the exponent p against 1 (delta)
     paper figures      paper_figures.py's grid and Fig. 1 figures of the runs named as grid.sbatch names them
@@ -61,6 +63,7 @@ matplotlib.use("Agg")
 
 import convergence  # noqa: E402
 import focus_dilution  # noqa: E402
+import lens  # noqa: E402
 import paper_figures  # noqa: E402
 import plot_meanfield  # noqa: E402
 import plot_run  # noqa: E402
@@ -310,15 +313,41 @@ def train_sections(paths, allow_partial, skipped):
     table, effects = training.summarise(runs, lines)
     align = training.alignment_summary(runs, lines)
     status = "complete" if all(r["status"] == "complete" for r in runs) else "partial"
-    rows = [row(f"{g['optimizer']}, {g['symmetry']}: end validation loss (EMA, {plural(len(g['seeds']), 'seed')}, 95%)",
+    several = len({g["activation"] for g in table}) > 1
+    rows = [row(f"{g['activation'].upper() + ', ' if several else ''}{g['optimizer']}, {g['symmetry']}: end validation loss (EMA, {plural(len(g['seeds']), 'seed')}, 95%)",
                 training.fmt(g["final_val_loss_ema"], g["final_val_loss_ema_ci95"]),
                 verdict=f"lowest raw {training.fmt(g['min_val_loss'], g['min_val_loss_ci95'])}") for g in table]
-    rows += [row(f"{e['optimizer']}: {e['symmetry']} - symmetric, end EMA ({e['interval']})",
+    rows += [row(f"{e['activation'].upper() + ' ' if several else ''}{e['optimizer']}: {e['symmetry']} - symmetric, end EMA ({e['interval']})",
                  training.fmt(e["difference"], e["ci95"]), "", e["verdict"]) for e in effects]
     figures = [(f"training.py: {name}", figure_data(fig, status)) for name, fig in training.figures(runs, align)]
     params = common_parameters(r["parameters"] for r in runs)
     return [section(f"train runs ({plural(len(runs), 'run')})", "train", status, params, "train",
                     deck_text(paths[0]), paths, figures, rows, [line for line in lines if line.startswith("alignment")])]
+
+
+def lens_sections(paths, allow_partial, skipped):
+    """One section of the lens runs: per run and layer |lambda_1(F)| and the alignment at the first and last
+    point, and lens.py's figure of them all."""
+    try:
+        runs = [lens.read_run(path, allow_partial) for path in paths]
+        for r in runs:
+            if r["step"].size == 0:
+                raise lens.ResultError(f"{r['path']}: /lens holds no point")
+    except lens.ResultError as exc:
+        skipped += [(path, str(exc)) for path in paths]
+        return []
+    lens.label_runs(runs)
+    rows = []
+    for r in runs:
+        for layer in range(r["lambda1"].shape[1]):
+            rows.append(row(f"{r['label']}, layer {layer}: |lambda_1(F)|, step {int(r['step'][0])} -> {int(r['step'][-1])}",
+                            f"{fmt(r['lambda1'][0, layer])} -> {fmt(r['lambda1'][-1, layer])}",
+                            verdict=f"alignment {r['gamma_mean'][0, layer]:.3f} -> {r['gamma_mean'][-1, layer]:.3f} "
+                                    f"(random {r['baseline']:.3f})"))
+    status = "complete" if all(r["status"] == "complete" for r in runs) else "partial"
+    params = common_parameters(r["parameters"] for r in runs)
+    return [section(f"lens runs ({plural(len(runs), 'run')})", "lens", status, params, "lens", deck_text(paths[0]),
+                    paths, [("lens.py", figure_data(lens.make_figure(runs), status))], rows)]
 
 
 def markov_sweep_sections(directory, paths, allow_partial):
@@ -381,8 +410,8 @@ def paper_sections(directory, usable, allow_partial):
 # The page's order: a section per file of these commands (SINGLE) or per group (GROUP), each command's files
 # followed by the figures made of several of them (EXTRA).
 ORDER = ("transformer", "sde", "meanfield", "synchronize", "lyapunov", "converge", "spectrum", "power", "markov",
-         "train")
-GROUP = {"converge": converge_sections, "train": train_sections}
+         "train", "lens")
+GROUP = {"converge": converge_sections, "train": train_sections, "lens": lens_sections}
 EXTRA = {"transformer": paper_sections, "markov": markov_sweep_sections}
 
 

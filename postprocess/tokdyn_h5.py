@@ -336,6 +336,7 @@ TITLE_KEYS = {
                          ("power.N", "N"), ("steer.target", "steering")),
     "markov": (("markov.data", "data"), ("markov.s", "s"), ("model.m", "m"), ("model.eps", "eps"),
                ("markov.delta", "delta"), ("model.residual", "residual"), ("flow.time", "T")),
+    "lens": (("lens.attention", "attention"), ("lens.causal", "causal"), ("lens.residual", "I + F")),
     "train": (("train.optimizer", "optimizer"), ("model.layers", "layers"), ("model.heads", "heads"),
               ("model.channels", "channels"), ("train.context", "context"), ("train.batch", "batch"),
               ("train.steps", "steps"), ("bias.query", "b_Q"), ("bias.key", "b_K"), ("bias.value", "b_V"),

@@ -2,18 +2,22 @@
 """Summaries and figures of `tokdyn train` runs: optimizers and symmetry-breaking biases (doc/science.md section 10).
 
 Usage:
-    training.py PATH... [-o PREFIX] [--allow-partial]
+    training.py PATH... [-o PREFIX] [--last K] [--allow-partial]
 
 PATH: run files of `tokdyn train` or directories holding them (the tasks of jobscripts/train-sweep.sh).
-The runs are grouped by optimizer and symmetry setting (symmetric, or the resampled biases on: b_Q, b_Q + b_V,
-...); the seeds of a group are its samples. For each group:
+The runs are grouped by MLP activation, optimizer and symmetry setting (symmetric, or the resampled biases
+on: b_Q, b_Q + b_V, ...); the seeds of a group are its samples. For each group:
 - the end-of-training validation loss, EMA-smoothed (the file's final_val_loss_ema) and raw (the last
-  record), and the lowest raw value along the run (the headline number of the paper), each as a mean over
-  seeds with its 95% interval (Student t, n - 1 degrees of freedom; no interval for one seed);
-- the effect of the biases for each optimizer: the difference of the smoothed end losses (biased -
-  symmetric) with its 95% interval, paired by seed when both sides have the same seeds (a seed fixes the
+  record), the lowest raw value along the run (the headline number of the paper) and the mean of the last K
+  raw values (--last, default 10 records), each as a mean over seeds with its 95% interval (Student t,
+  n - 1 degrees of freedom; no interval for one seed);
+- the effect of the biases for each activation and optimizer: the difference (biased - symmetric) of each of
+  those numbers with its 95% interval, paired by seed when both sides have the same seeds (a seed fixes the
   initial weights and the batches; the validation sequences are the same for every run), else Welch's,
-  stated as a gain, a loss or no difference at that level.
+  stated as a gain, a loss or no difference at that level;
+- with both GELU and PReLU runs, whether the biases' effect differs between them: (effect with PReLU) -
+  (effect with GELU) of the smoothed end loss, paired by seed.
+PREFIX.md holds the same as Markdown tables (the replication table of doc/commands/train.md).
 Figures: PREFIX-losses.png (validation loss against step, raw thin and EMA thick, seed mean with a min-max
 band, a panel per optimizer), PREFIX-charges.png (the Noether charges |L| / (|P| |theta|) against step on a
 log axis, every run), PREFIX-alignment.png ((a) each head's mean cos(W_K e_t, mean b_Q) as a z-score against
@@ -75,8 +79,9 @@ def symmetry_label(params):
     return " + ".join(on) + (" (mean)" if params.get("bias.sampling", "resample") == "mean" else "")
 
 
-def read_run(path, allow_partial=False):
-    """A train run as a dict: its deck's optimizer and symmetry, seed, diagnostics and end attributes."""
+def read_run(path, allow_partial=False, last=10):
+    """A train run as a dict: its deck's optimizer and symmetry, seed, diagnostics and end attributes, and
+    last_mean, the mean of its last `last` raw validation losses (fewer when it has fewer records)."""
     h5, status = open_run(path, ResultError, allow_partial, command="train")
     with h5:
         g = study_group(h5, path, "train", "train", ResultError)
@@ -85,6 +90,7 @@ def read_run(path, allow_partial=False):
         root = read_numbers(h5, path, ("seed", "ranks"), ResultError)
         r = {"path": path, "status": status, "seed": int(root["seed"]), "parameters": params,
              "optimizer": params["train.optimizer"], "symmetry": symmetry_label(params),
+             "activation": str(params.get("model.mlp", "gelu")),
              "ranks": int(root["ranks"]), **d}
         # A run that is not complete lacks the end-of-run attributes: NaN.
         r.update(read_numbers(g, path, ATTRIBUTES, ResultError, required=status == "complete"))
@@ -100,6 +106,8 @@ def read_run(path, allow_partial=False):
             r.update(read_datasets(g, path, ("alignment", "alignment_cos"), ResultError, dtype=float))
             check_shapes(path, r, ALIGNMENT_SHAPES, ResultError, "/train/", empty_ok=("heads",))
         r["vocabulary"] = to_str(g.attrs["vocabulary"]).split("\n")[:-1] if "vocabulary" in g.attrs else []
+    v = r["val_loss"][1:][-last:]
+    r["last_mean"] = float(np.mean(v)) if v.size else math.nan
     return r
 
 
@@ -171,42 +179,92 @@ def fmt(mean, half):
     return f"{mean:.4f}" + ("" if math.isnan(half) else f" +- {half:.4f}")
 
 
-def summarise(runs, lines):
+# The numbers of a run compared across groups: (key, label).
+MEASURES = (("final_val_loss_ema", "end EMA"), ("min_val_loss", "lowest raw"), ("last_mean", "mean of last K"))
+
+
+def summarise(runs, lines, last=10):
+    """Per (activation, optimizer, symmetry) group the means and intervals; per activation and optimizer the
+    biases' effects; with two activations the difference of the effects (lines: the console report)."""
     groups = {}
     for r in runs:
-        groups.setdefault((r["optimizer"], r["symmetry"]), []).append(r)
+        groups.setdefault((r["activation"], r["optimizer"], r["symmetry"]), []).append(r)
     table = []
-    lines.append(f"{'optimizer':<9} {'symmetry':<12} {'seeds':>5}  {'end EMA (95%)':<20} {'end raw (95%)':<20} "
-                 f"{'lowest raw (95%)':<20} {'train EMA':<8}")
-    for (opt, sym), rs in sorted(groups.items()):
-        row = {"optimizer": opt, "symmetry": sym, "seeds": sorted(r["seed"] for r in rs)}
-        for key in ("final_val_loss_ema", "final_val_loss", "min_val_loss", "final_train_loss_ema"):
+    lines.append(f"{'mlp':<5} {'optimizer':<9} {'symmetry':<12} {'seeds':>5}  {'end EMA (95%)':<20} "
+                 f"{'end raw (95%)':<20} {'lowest raw (95%)':<20} {f'last {last} (95%)':<20} {'train EMA':<8}")
+    for (act, opt, sym), rs in sorted(groups.items()):
+        row = {"activation": act, "optimizer": opt, "symmetry": sym, "seeds": sorted(r["seed"] for r in rs)}
+        for key in ("final_val_loss_ema", "final_val_loss", "min_val_loss", "last_mean", "final_train_loss_ema"):
             row[key], row[key + "_ci95"] = interval([r[key] for r in rs])
         table.append(row)
-        lines.append(f"{opt:<9} {sym:<12} {len(rs):>5}  {fmt(row['final_val_loss_ema'], row['final_val_loss_ema_ci95']):<20} "
-                     f"{fmt(row['final_val_loss'], row['final_val_loss_ci95']):<20} "
-                     f"{fmt(row['min_val_loss'], row['min_val_loss_ci95']):<20} {row['final_train_loss_ema']:.4f}")
-    # The biases' effect on the smoothed end loss (and on the lowest raw value), per optimizer, against its
-    # symmetric runs.
+        lines.append(f"{act:<5} {opt:<9} {sym:<12} {len(rs):>5}  "
+                     + " ".join(f"{fmt(row[k], row[k + '_ci95']):<20}"
+                                for k in ("final_val_loss_ema", "final_val_loss", "min_val_loss", "last_mean"))
+                     + f" {row['final_train_loss_ema']:.4f}")
+    # The biases' effect on each measure, per activation and optimizer, against its symmetric runs.
     effects = []
-    for opt in sorted({o for o, _ in groups}):
-        base = groups.get((opt, "symmetric"))
+    for act, opt in sorted({(a, o) for a, o, _ in groups}):
+        base = groups.get((act, opt, "symmetric"))
         if not base:
             continue
-        for (o, sym), rs in sorted(groups.items()):
-            if o != opt or sym == "symmetric":
+        for (a, o, sym), rs in sorted(groups.items()):
+            if (a, o) != (act, opt) or sym == "symmetric":
                 continue
-            effect = {"optimizer": opt, "symmetry": sym}
-            for key, label in (("final_val_loss_ema", "end EMA"), ("min_val_loss", "lowest raw")):
+            effect = {"activation": act, "optimizer": opt, "symmetry": sym}
+            for key, label in MEASURES:
                 diff, half, kind = compare(base, rs, key)
                 verdict = judge(diff, half)
-                if key == "final_val_loss_ema":
-                    effect.update(difference=diff, ci95=half, interval=kind, verdict=verdict)
-                else:
-                    effect.update(min_difference=diff, min_ci95=half, min_verdict=verdict)
-                lines.append(f"{opt}: {sym} - symmetric, {label} {fmt(diff, half)} ({kind}): {verdict}")
+                prefix = {"final_val_loss_ema": "", "min_val_loss": "min_", "last_mean": "last_"}[key]
+                effect.update({prefix + "difference": diff, prefix + "ci95": half, prefix + "verdict": verdict})
+                effect["interval"] = kind
+                lines.append(f"{act} {opt}: {sym} - symmetric, {label} {fmt(diff, half)} ({kind}): {verdict}")
             effects.append(effect)
     return table, effects
+
+
+def activation_contrast(runs, lines):
+    """With GELU and PReLU runs of the same seeds: per optimizer and biased setting, (biased - symmetric with
+    PReLU) - (biased - symmetric with GELU) of the smoothed end loss, paired by seed, with its 95% interval."""
+    by = {(r["activation"], r["optimizer"], r["symmetry"], r["seed"]): r["final_val_loss_ema"] for r in runs}
+    out = []
+    for opt, sym in sorted({(r["optimizer"], r["symmetry"]) for r in runs if r["symmetry"] != "symmetric"}):
+        seeds = sorted(s for (a, o, y, s) in by if (a, o, y) == ("gelu", opt, sym)
+                       and all((act, opt, y2, s) in by for act in ("gelu", "prelu") for y2 in (sym, "symmetric")))
+        if len(seeds) < 2:
+            continue
+        d = [(by[("prelu", opt, sym, s)] - by[("prelu", opt, "symmetric", s)])
+             - (by[("gelu", opt, sym, s)] - by[("gelu", opt, "symmetric", s)]) for s in seeds]
+        diff, half = interval(d)
+        verdict = ("larger gain with PReLU" if diff + half < 0 else "larger gain with GELU" if diff - half > 0
+                   else "no difference at 95%")
+        out.append({"optimizer": opt, "symmetry": sym, "seeds": seeds, "difference": diff, "ci95": half,
+                    "verdict": verdict})
+        lines.append(f"{opt}: effect of {sym} with PReLU - with GELU, end EMA {fmt(diff, half)} (paired by seed): "
+                     f"{verdict}")
+    return out
+
+
+def markdown(table, effects, contrast, last):
+    """The groups and the effects as Markdown tables (3 decimals, +- the 95% half width)."""
+    def cell(mean, half):
+        return f"{mean:.3f}" + ("" if math.isnan(half) else f" +- {half:.3f}")
+    out = [f"| MLP | optimizer | symmetry | seeds | end EMA | end raw | raw min | mean of last {last} |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for g in table:
+        out.append(f"| {g['activation']} | {g['optimizer']} | {g['symmetry']} | {len(g['seeds'])} | "
+                   + " | ".join(cell(g[k], g[k + "_ci95"])
+                                for k in ("final_val_loss_ema", "final_val_loss", "min_val_loss", "last_mean")) + " |")
+    out += ["", f"| MLP | optimizer | biases - symmetric | end EMA | raw min | mean of last {last} | interval |",
+            "| --- | --- | --- | --- | --- | --- | --- |"]
+    for e in effects:
+        out.append(f"| {e['activation']} | {e['optimizer']} | {e['symmetry']} | {cell(e['difference'], e['ci95'])} | "
+                   f"{cell(e['min_difference'], e['min_ci95'])} | {cell(e['last_difference'], e['last_ci95'])} | "
+                   f"{e['interval']} |")
+    if contrast:
+        out += ["", "| optimizer | biases | effect with PReLU - with GELU (end EMA) | verdict |", "| --- | --- | --- | --- |"]
+        for c in contrast:
+            out.append(f"| {c['optimizer']} | {c['symmetry']} | {cell(c['difference'], c['ci95'])} | {c['verdict']} |")
+    return "\n".join(out) + "\n"
 
 
 def alignment_summary(runs, lines):
@@ -249,12 +307,16 @@ def set_runs_title(fig, runs, what, **text):
 
 
 def make_losses_figure(runs):
+    """A panel per optimizer (columns) and MLP activation (rows, when the runs have several)."""
     optimizers = sorted({r["optimizer"] for r in runs})
+    activations = sorted({r["activation"] for r in runs})
     symmetries = colours({r["symmetry"] for r in runs})
-    fig, axes = plt.subplots(1, len(optimizers), figsize=(5.5 * len(optimizers), 4.5), squeeze=False, sharey=True)
-    for ax, opt in zip(axes[0], optimizers):
+    fig, axes = plt.subplots(len(activations), len(optimizers), figsize=(5.5 * len(optimizers), 4.5 * len(activations)),
+                             squeeze=False, sharey=True)
+    for ax, (act, opt) in zip(axes.flat, [(a, o) for a in activations for o in optimizers]):
+        mine = [r for r in runs if r["optimizer"] == opt and r["activation"] == act]
         for sym, colour in symmetries.items():
-            rs = [r for r in runs if r["optimizer"] == opt and r["symmetry"] == sym]
+            rs = [r for r in mine if r["symmetry"] == sym]
             if not rs:
                 continue
             n = min(len(r["step"]) for r in rs)
@@ -265,12 +327,15 @@ def make_losses_figure(runs):
                 ax.plot(step[1:], y.mean(0)[1:], color=colour, lw=width, alpha=alpha, label=label)
                 if len(rs) > 1:
                     ax.fill_between(step[1:], y.min(0)[1:], y.max(0)[1:], color=colour, alpha=0.12 * alpha, lw=0)
-        ax.set_title(f"{opt}")
+        ax.set_title(opt if len(activations) == 1 else f"{opt}, {act.upper()}")
         ax.set_xlabel("optimizer step")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-        mine = [r[key][1:] for r in runs if r["optimizer"] == opt for key in ("val_loss", "val_loss_ema")]
-        if not np.isfinite(np.concatenate(mine)).any():  # a run that failed at once: say so, not a blank panel
+        if mine:
+            ax.legend(fontsize=8)
+        values = [r[key][1:] for r in mine for key in ("val_loss", "val_loss_ema")]
+        if not mine:
+            ax.text(0.5, 0.5, f"no {opt} run with {act}", ha="center", va="center", transform=ax.transAxes)
+        elif not np.isfinite(np.concatenate(values)).any():  # a run that failed at once: say so, not a blank panel
             ax.text(0.5, 0.5, "no finite validation loss after step 0", ha="center", va="center",
                     transform=ax.transAxes, color="tab:red")
     # Spikes (ECD's bounces) would flatten every curve: the axis stops at the 99th percentile of the values
@@ -280,7 +345,8 @@ def make_losses_figure(runs):
     if values.size:
         low, high = float(values.min()), float(np.percentile(values, 99))
         axes[0][0].set_ylim(low - 0.05 * (high - low), high + 0.1 * (high - low))
-    axes[0][0].set_ylabel("validation loss (nats per token): raw thin, EMA thick")
+    for row in axes:
+        row[0].set_ylabel("validation loss (nats per token):\nraw thin, EMA thick")
     several = any(len({r["seed"] for r in runs if (r["optimizer"], r["symmetry"]) == (o, s)}) > 1
                   for o in optimizers for s in symmetries)  # a band needs two seeds
     set_runs_title(fig, runs, "validation loss" + (", mean over seeds and min-max band" if several else ""))
@@ -366,8 +432,10 @@ def save(fig, out, status):
 
 
 def main_body(args):
+    if args.last < 1:
+        raise ResultError(f"--last must be at least 1 (got {args.last})")
     files = find_runs(args.paths)
-    runs = [read_run(f, args.allow_partial) for f in files]
+    runs = [read_run(f, args.allow_partial, args.last) for f in files]
     if not runs:
         raise ResultError(f"no tokdyn train run files in {' '.join(args.paths)}")
     if args.output:
@@ -378,24 +446,30 @@ def main_body(args):
         prefix = "training"
     status = "complete" if all(r["status"] == "complete" for r in runs) else "partial"
     lines = []
-    table, effects = summarise(runs, lines)
+    table, effects = summarise(runs, lines, args.last)
+    contrast = activation_contrast(runs, lines)
     align = alignment_summary(runs, lines)
     for line in lines:
         print(line)
-    result = {"runs": len(runs), "status": status, "groups": table, "bias_effects": effects,
+    result = {"runs": len(runs), "status": status, "last": args.last, "groups": table, "bias_effects": effects,
+              "activation_contrast": contrast,
               "alignment": {k: {"heads": v["heads"], "far_p01": v["far"]} for k, v in align.items()},
               "tokens_per_second": finite_median([r["tokens_per_second"] for r in runs])}
     with open(prefix + ".json", "w") as f:
         json.dump(result, f, indent=1)
     with open(prefix + ".csv", "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["file", "optimizer", "symmetry", "seed", "status", "final_val_loss_ema", "final_val_loss",
-                    "min_val_loss", "min_val_step", "final_train_loss_ema", "tokens_per_second", "charge_relative_max"])
+        w.writerow(["file", "activation", "optimizer", "symmetry", "seed", "status", "final_val_loss_ema",
+                    "final_val_loss", "min_val_loss", "min_val_step", "last_mean", "final_train_loss_ema",
+                    "tokens_per_second", "charge_relative_max"])
         for r in runs:
-            w.writerow([os.path.basename(r["path"]), r["optimizer"], r["symmetry"], r["seed"], r["status"],
-                        r["final_val_loss_ema"], r["final_val_loss"], r["min_val_loss"], r["min_val_step"],
+            w.writerow([os.path.basename(r["path"]), r["activation"], r["optimizer"], r["symmetry"], r["seed"],
+                        r["status"], r["final_val_loss_ema"], r["final_val_loss"], r["min_val_loss"], r["min_val_step"],
+                        r["last_mean"],
                         r["final_train_loss_ema"], r["tokens_per_second"], float(np.max(r["charge_relative"]))])
-    outs = [prefix + ".json", prefix + ".csv"]
+    with open(prefix + ".md", "w") as f:
+        f.write(markdown(table, effects, contrast, args.last))
+    outs = [prefix + ".json", prefix + ".csv", prefix + ".md"]
     for name, fig in figures(runs, align):
         path = f"{prefix}-{name}.png"
         save(fig, path, status)
@@ -412,6 +486,8 @@ def figures(runs, align):
 ARGUMENTS = (
     (("paths",), {"nargs": "+", "metavar": "PATH", "help": "train run files or directories of them"}),
     (("-o", "--output"), {"help": "prefix of the outputs (default DIR/training or ./training)"}),
+    (("--last",), {"type": int, "default": 10, "metavar": "K",
+                   "help": "records in the mean of the last raw validation losses (default 10)"}),
     ALLOW_PARTIAL,
 )
 

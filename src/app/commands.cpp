@@ -2,6 +2,7 @@
 
 #include "tokdyn/core/errors/error.hpp"
 #include "tokdyn/studies/converge_study.hpp"
+#include "tokdyn/studies/lens_study.hpp"
 #include "tokdyn/studies/lyapunov_study.hpp"
 #include "tokdyn/studies/markov_study.hpp"
 #include "tokdyn/studies/meanfield_study.hpp"
@@ -36,6 +37,9 @@ const std::vector<Command>& commands() {
       study_command<PowerStudy>("power",
           "tokens through power-method layers (doc/science.md section 7): alignment with each layer's v_1, steering",
           {"eps"}),
+      study_command<LensStudy>("lens",
+          "a train run's GPT through the power-method lens: spectra of F = O V per layer and head, token alignment, "
+          "along training"),
       study_command<MarkovStudy>("markov",
           "gradient flow of a one-layer transformer on Markov data or a text (doc/science.md section 8)",
           {"ts"}),

@@ -510,8 +510,8 @@ void write_vector(hid_t parent, const std::string& name, const std::vector<doubl
   write_slab(d, H5T_NATIVE_DOUBLE, values.data(), 0, rank == 0 ? dims_[0] : 0);
 }
 
-void read_slab(hid_t dataset, hid_t mem_type, void* data, hsize_t begin, hsize_t count) {
-  transfer_slab(dataset, mem_type, data, begin, count, false, 0, 0);
+void read_slab(hid_t dataset, hid_t mem_type, void* data, hsize_t begin, hsize_t count, bool collective) {
+  transfer_slab(dataset, mem_type, data, begin, count, false, 0, 0, collective);
 }
 
 void read_series_slab(hid_t dataset, hsize_t row, hid_t mem_type, void* data, hsize_t begin, hsize_t count,

@@ -61,12 +61,23 @@ void write_parameters(hid_t file, const Deck& deck) {
   for (const KeySpec& key : deck.schema().keys()) {
     switch (key.kind) {
       case KeyKind::integer: h5::write_attribute(file, key.name, deck.get_int(key.name)); break;
-      case KeyKind::real: h5::write_attribute(file, key.name, deck.get_real(key.name)); break;
+      case KeyKind::real:  // a word it takes (ecd.F0 = auto) as text
+        if (deck.is_word(key.name))
+          h5::write_attribute(file, key.name, deck.get_text(key.name));
+        else
+          h5::write_attribute(file, key.name, deck.get_real(key.name));
+        break;
       case KeyKind::boolean: h5::write_attribute(file, key.name, std::int64_t(deck.get_bool(key.name))); break;
       case KeyKind::text:
       case KeyKind::choice: h5::write_attribute(file, key.name, deck.get_text(key.name)); break;
     }
   }
+}
+
+std::int64_t stored_record_row(std::int64_t k, std::int64_t every, std::int64_t records) {
+  if (every > 0 && k % every == 0) return k / every;
+  if (k == records) return every > 0 ? records / every + 1 : 1;
+  return every == 0 && k == 0 ? 0 : -1;
 }
 
 RunFile RunFile::create(const std::string& path, MPI_Comm comm, const RunInfo& info) {

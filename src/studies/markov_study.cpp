@@ -236,14 +236,6 @@ std::string initial_weights(const Comm& comm, const MarkovParams& p, double* the
   return from;
 }
 
-// The records whose WQ, WK and W1 are stored (markov/weights_record): every `every`-th and the last (every = 0:
-// the first and the last). Returns the row of record k, or -1 when k's are not stored.
-std::int64_t weights_row(std::int64_t k, std::int64_t every, std::int64_t records) {
-  if (every > 0 && k % every == 0) return k / every;
-  if (k == records) return every > 0 ? records / every + 1 : 1;
-  return every == 0 && k == 0 ? 0 : -1;
-}
-
 // The flow as a run state: record k at t_k = k T / R; the checkpoint holds theta, the time, the next
 // step size and the step count (the integrator goes on from them).
 class MarkovRun : public RunState {
@@ -348,7 +340,7 @@ class MarkovRun : public RunState {
       g.write_row(name, {hsize_t(v->size())}, hsize_t(k), v->data(), 0, mine * v->size());
     const hsize_t d = p_.shape.d, m = p_.shape.m;
     g.write_row("embedding", {d, m}, hsize_t(k), theta_.data() + p_.shape.w0(), 0, mine * d);
-    const std::int64_t stored = weights_row(k, p_.weights_every, p_.records);
+    const std::int64_t stored = stored_record_row(k, p_.weights_every, p_.records);
     if (stored >= 0) {
       const hsize_t mk = p_.shape.mk, r = hsize_t(stored);
       g.write_row("WQ", {m, mk}, r, theta_.data() + p_.shape.wq(), 0, mine * m);

@@ -14,6 +14,7 @@
 #include "tokdyn/io/token_file.hpp"
 #include "tokdyn/io/vector_file.hpp"
 #include "tokdyn/power/alignment.hpp"
+#include "tokdyn/power/embedding_tokens.hpp"
 #include "tokdyn/power/steering.hpp"
 #include "tokdyn/run/keys.hpp"
 #include "tokdyn/studies/keys.hpp"
@@ -166,34 +167,14 @@ std::vector<double> file_tokens(const std::string& path, const std::string& data
   return x;
 }
 
-// The embedding rows [n_local, d] of token ids, normalised; every rank agrees on a zero or non-finite row.
-std::vector<double> embedding_tokens(const std::vector<std::int64_t>& ids, const Comm& comm,
-                                     const WeightSource& source, int d, Partition& partition) {
-  if (ids.empty()) throw InputError("power.tokens = embedding needs power.token_ids (a comma list of token ids)");
-  if (!source.has_embedding())
-    throw InputError("power.token_ids needs a model with a token embedding; " + source.describe() + " has none");
-  partition = Partition(static_cast<std::int64_t>(ids.size()), comm.size());
-  const std::int64_t begin = partition.begin(comm.rank()), n = partition.count(comm.rank());
-  std::vector<double> x = read_collectively(comm.get(), [&] {
-    return n > 0 ? source.embedding(std::vector<std::int64_t>(ids.begin() + begin, ids.begin() + begin + n))
-                 : std::vector<double>();
-  });
-  std::int64_t bad = -1;
-  for (std::int64_t i = 0; i < n && bad < 0; ++i) {
-    double s = 0;
-    for (int a = 0; a < d; ++a) s += x[i * d + a] * x[i * d + a];
-    if (!(s > 0) || !std::isfinite(s)) bad = ids[begin + i];
-  }
-  require_all(comm.get(), bad < 0, "the embedding of token id " + std::to_string(bad) + " is zero or not finite");
-  normalize_rows(x.data(), n, d);
-  return x;
-}
-
 // This rank's initial tokens [n_local, d], on the unit sphere; partition set to their number.
 std::vector<double> initial_power_tokens(const PowerParams& p, const Comm& comm, const WeightSource& source, int d,
                                          Partition& partition) {
   if (p.tokens == "file") return file_tokens(p.token_file, p.token_dataset, comm, d, partition);
-  if (p.tokens == "embedding") return embedding_tokens(p.token_ids, comm, source, d, partition);
+  if (p.tokens == "embedding") {
+    if (p.token_ids.empty()) throw InputError("power.tokens = embedding needs power.token_ids (a comma list of token ids)");
+    return embedding_tokens(p.token_ids, comm, source, d, partition);
+  }
   // random: iid uniform on S^{d-1}, token i from (seed, i) alone
   partition = Partition(p.n, comm.size());
   const std::int64_t begin = partition.begin(comm.rank()), n = partition.count(comm.rank());

@@ -34,10 +34,15 @@ constexpr OutputDecl kTrainOutputs[] = {
      "The trained parameters at the end, flat in the order of train/gpt.hpp's GptLayout (wte, wpe, per layer ln_1, "
      "c_attn weight [3C, C] and bias, c_proj, ln_2, c_fc, PReLU slopes, mlp c_proj; ln_f); train.export writes "
      "them as GPT-2's named tensors, model.init_file reads them back."},
+    {"train/parameters", OutputType::real, "1", "parameters_record, parameter",
+     "All parameters (as train/final_parameters) at every train.parameters_every-th record, the first and the last "
+     "included; the records' steps are train/parameters_step. weights.format = train reads any row."},
+    {"train/parameters_step", OutputType::integer, "step", "parameters_record",
+     "The optimizer step of each row of train/parameters."},
     {"train/alignment", OutputType::real, "1", "head, statistic",
-     "Per head (index layer x heads + head): the mean over the vocabulary of alignment_cos, the mean and standard deviation of the same statistic for train.alignment_null random directions, and the p-value (1 + #{|m_r| >= |m|}) / (R + 1); written when bias.query_mu is nonzero."},
+     "Per head (index layer x heads + head): the mean over the vocabulary of alignment_cos (its finite entries), the mean and standard deviation of the same statistic for train.alignment_null random directions, and the p-value (1 + #{|m_r| >= |m|}) / (R + 1); written when bias.query_mu is nonzero."},
     {"train/alignment_cos", OutputType::real, "1", "head, token",
-     "Key-bias alignment at the end: cos(W_K e_t, mean b_Q) of each head's key of each vocabulary token t (e_t its raw token embedding); written when bias.query_mu is nonzero."},
+     "Key-bias alignment at the end: cos(W_K e_t, mean b_Q) of each head's key of each vocabulary token t, e_t what the head's layer reads for t (LN_1 of its input averaged over t's places in the validation sequences; NaN for a token absent there) or, with train.alignment_inputs = embedding, t's raw embedding; written when bias.query_mu is nonzero."},
     {"train/charges_qk", OutputType::real, "1", "record, head, head_row, head_column",
      "Charge matrix L_QK [d_h, d_h] (antisymmetric; entry (p, q) is minus the charge of the rotation generator e_p e_q^T - e_q e_p^T, from W_Q, W_K and the biases c_q, c_k with their momenta) of every head, index layer x heads + head, at records 0..R."},
     {"train/charges_vo", OutputType::real, "1", "record, head, head_row, head_column",
@@ -48,6 +53,8 @@ constexpr OutputDecl kTrainOutputs[] = {
      "Minibatch loss (mean next-token cross-entropy per predicted token) of every optimizer step; row k-1 holds the train.eval_every steps that end at record k."},
     {"train@alignment_columns", OutputType::text, "", "",
      "The columns of train/alignment: \"mean cos, null mean, null std, p-value\"; written when bias.query_mu is nonzero."},
+    {"train@alignment_inputs", OutputType::text, "", "",
+     "e_t of train/alignment_cos: \"layer\" (what the layer reads for token t) or \"embedding\" (the raw token embedding); written when bias.query_mu is nonzero."},
     {"train@charge_drift_max", OutputType::real, "1", "",
      "Largest charge_drift over the records: sin of the angle between the charges (L_QK, L_VO of every head) and their first value above round-off (|L| / (|P| |theta|) above 1e3 epsilons of train.precision); 0 when they never rose above it."},
     {"train@charge_relative_max", OutputType::real, "1", "",
@@ -145,6 +152,18 @@ std::vector<T> initial_parameters(const Comm& comm, const TrainParams& p) {
   return theta;
 }
 
+// An exponential moving average with Adam's bias correction: after x_1..x_n (weight a for the newest),
+// sum_j a (1 - a)^(n - j) x_j / (1 - (1 - a)^n). Without the division, an average started at x_1 keeps
+// (1 - a)^(n - 1) of its weight on x_1 (13.5 % after 20 records at a = 0.1).
+struct Ema {
+  double a = 0.1, sum = 0, weight = 0;  // weight = 1 - (1 - a)^n
+  void add(double x) {
+    sum = a * x + (1 - a) * sum;
+    weight = a + (1 - a) * weight;
+  }
+  double value() const { return weight > 0 ? sum / weight : NAN; }
+};
+
 template <class T>
 class TrainRun : public RunState {
  public:
@@ -160,7 +179,9 @@ class TrainRun : public RunState {
         step_loss_(p.eval_every),
         step_grad_(p.eval_every),
         validation_(validation_offsets(p.eval_sequences, static_cast<std::int64_t>(split.validation.size()),
-                                       p.model.context)) {}
+                                       p.model.context)) {
+    train_ema_.a = val_ema_.a = p.ema;
+  }
 
   std::int64_t steps() const override { return p_.records(); }
   std::string unit() const override { return "record"; }
@@ -218,7 +239,7 @@ class TrainRun : public RunState {
       const double energy = optimizer_->energy();
       if (energy > max_energy_ || (std::isnan(max_energy_) && std::isfinite(energy)))
         max_energy_ = energy, max_energy_step_ = static_cast<double>(s + 1);
-      train_ema_ = p_.ema * loss + (1 - p_.ema) * train_ema_;
+      train_ema_.add(loss);
     }
     train_seconds_ += MPI_Wtime() - start;
     trained_steps_ += p_.eval_every;
@@ -235,7 +256,6 @@ class TrainRun : public RunState {
       double g2 = 0;
       for (T v : grad_) g2 += static_cast<double>(v) * static_cast<double>(v);
       grad_norm = std::sqrt(g2);
-      train_ema_ = train;
     } else {
       for (double v : step_loss_) train += v / static_cast<double>(step_loss_.size());
       grad_norm = step_grad_.back();
@@ -244,12 +264,12 @@ class TrainRun : public RunState {
       g.write_row("step_grad_norm", {E}, hsize_t(k - 1), step_grad_.data(), 0, mine * E);
     }
     // Validation: the same sequences at every record and for every seed (evenly spaced over the part).
-    const std::int64_t last = k * p_.eval_every - 1;
-    const SymmetryBiases eval = p_.eval_last && last >= 0 ? training_biases(last) : mean_biases(p_.biases, p_.model.layers);
+    const SymmetryBiases eval = validation_biases(k * p_.eval_every - 1);
     const double val = batch_loss(model_, theta_.data(), split_.validation, validation_, p_.model.context, eval,
                                   static_cast<T*>(nullptr), comm_.get());
-    // The validation EMA starts at the first trained record: the untrained model's loss is not part of it.
-    val_ema_ = k <= 1 ? val : p_.ema * val + (1 - p_.ema) * val_ema_;
+    // The EMAs hold the trained steps and records only; record 0 shows the raw values.
+    if (k > 0) val_ema_.add(val);
+    const double train_ema = k > 0 ? train_ema_.value() : train, val_ema = k > 0 ? val_ema_.value() : val;
     if (!(val >= best_val_)) best_val_ = val, best_step_ = k * p_.eval_every;
     last_val_ = val;
     // The charges of every head, their size against |P| |theta| and the drift of their direction.
@@ -292,9 +312,9 @@ class TrainRun : public RunState {
     row.scalars = {{"step", static_cast<double>(k * p_.eval_every)},
                    {"tokens", static_cast<double>(k * p_.eval_every * p_.batch * p_.model.context)},
                    {"train_loss", train},
-                   {"train_loss_ema", train_ema_},
+                   {"train_loss_ema", train_ema},
                    {"val_loss", val},
-                   {"val_loss_ema", val_ema_},
+                   {"val_loss_ema", val_ema},
                    {"grad_norm", grad_norm},
                    {"momentum_norm2", p2},
                    {"energy", optimizer_->energy()},
@@ -304,13 +324,23 @@ class TrainRun : public RunState {
     file.write_diagnostics(row);
     const hsize_t mine = comm_.root() ? 1 : 0, H = heads;
     g.write_row("charges_qk", {H, D, D}, hsize_t(k), qk.data(), 0, mine * H);
+    if (p_.parameters_every > 0) {
+      const std::int64_t stored = stored_record_row(k, p_.parameters_every, p_.records());
+      if (stored >= 0) {
+        const std::vector<double> all(theta_.begin(), theta_.end());
+        const hsize_t P = all.size();
+        g.write_row("parameters", {P}, hsize_t(stored), all.data(), 0, mine * P);
+        const std::int64_t step = k * p_.eval_every;
+        g.write_row("parameters_step", {}, hsize_t(stored), &step, 0, mine);
+      }
+    }
     g.write_row("charges_vo", {H, D, D}, hsize_t(k), vo.data(), 0, mine * H);
     char line[320];
     std::snprintf(line, sizeof line,
                   "step %lld/%lld: train %.4f (EMA %.4f), validation %.4f (EMA %.4f), |g| %.3g, charges %.2e of "
                   "|P||theta|",
-                  static_cast<long long>(k * p_.eval_every), static_cast<long long>(p_.steps), train, train_ema_, val,
-                  val_ema_, grad_norm, relative);
+                  static_cast<long long>(k * p_.eval_every), static_cast<long long>(p_.steps), train, train_ema, val,
+                  val_ema, grad_norm, relative);
     record_line_ = line;
     return std::isfinite(val) && std::isfinite(train) ? ""
                                                        : "the loss is NaN or Inf at step " + std::to_string(k * p_.eval_every);
@@ -333,7 +363,8 @@ class TrainRun : public RunState {
       out.values("optimizer_" + name, std::vector<double>(v->begin(), v->end()));
     for (const auto& [name, v] : optimizer_->state_scalars()) out.attribute("optimizer_" + name, *v);
     const std::pair<const char*, double> scalars[] = {
-        {"train_ema", train_ema_},   {"val_ema", val_ema_},         {"best_val", best_val_},
+        {"train_ema_sum", train_ema_.sum}, {"train_ema_weight", train_ema_.weight},
+        {"val_ema_sum", val_ema_.sum},     {"val_ema_weight", val_ema_.weight},     {"best_val", best_val_},
         {"last_val", last_val_},     {"max_drift", max_drift_},     {"max_relative", max_relative_},
         {"best_step", static_cast<double>(best_step_)}, {"max_energy", max_energy_},
         {"max_energy_step", max_energy_step_}};
@@ -348,8 +379,20 @@ class TrainRun : public RunState {
       const std::vector<double> s = in.values("optimizer_" + name, v->size());
       std::copy(s.begin(), s.end(), v->begin());
     }
-    for (const auto& [name, v] : optimizer_->state_scalars()) *v = in.real_attribute("optimizer_" + name);
-    train_ema_ = in.real_attribute("train_ema"), val_ema_ = in.real_attribute("val_ema");
+    for (const auto& [name, v] : optimizer_->state_scalars()) {
+      // Checkpoints before 2026-12-06 lack F_min, unused then (F0 was a number): it keeps its NaN.
+      if (name == "F_min" && !in.has("optimizer_F_min")) continue;
+      *v = in.real_attribute("optimizer_" + name);
+    }
+    if (in.has("train_ema_weight")) {
+      train_ema_.sum = in.real_attribute("train_ema_sum"), train_ema_.weight = in.real_attribute("train_ema_weight");
+      val_ema_.sum = in.real_attribute("val_ema_sum"), val_ema_.weight = in.real_attribute("val_ema_weight");
+    } else {
+      // A checkpoint of tokdyn before 2026-12-06 holds averages started at their first value, without the
+      // correction: weight 1 continues them exactly as they were computed.
+      train_ema_.sum = in.real_attribute("train_ema"), val_ema_.sum = in.real_attribute("val_ema");
+      train_ema_.weight = val_ema_.weight = 1;
+    }
     best_val_ = in.real_attribute("best_val"), last_val_ = in.real_attribute("last_val");
     max_drift_ = in.real_attribute("max_drift"), max_relative_ = in.real_attribute("max_relative");
     best_step_ = static_cast<std::int64_t>(in.real_attribute("best_step"));
@@ -382,16 +425,16 @@ class TrainRun : public RunState {
     const double tokens = static_cast<double>(trained_steps_ * p_.batch * p_.model.context);
     const double rate = train_seconds_ > 0 ? tokens / train_seconds_ : NAN;
     const std::pair<const char*, double> results[] = {
-        {"final_val_loss", last_val_},     {"final_val_loss_ema", val_ema_}, {"min_val_loss", best_val_},
-        {"min_val_step", static_cast<double>(best_step_)},  {"final_train_loss_ema", train_ema_},
+        {"final_val_loss", last_val_},     {"final_val_loss_ema", val_ema_.value()}, {"min_val_loss", best_val_},
+        {"min_val_step", static_cast<double>(best_step_)},  {"final_train_loss_ema", train_ema_.value()},
         {"tokens_per_second", rate},        {"charge_relative_max", max_relative_}, {"charge_drift_max", max_drift_},
         {"max_energy", max_energy_}, {"max_energy_step", max_energy_step_}};
     for (const auto& [name, v] : results) g.attribute(name, v);
     char line[400];
     std::snprintf(line, sizeof line,
-                  "validation loss: end %.4f raw, %.4f EMA (weight %g); lowest raw %.4f at step %lld; training loss "
-                  "EMA %.4f",
-                  last_val_, val_ema_, p_.ema, best_val_, static_cast<long long>(best_step_), train_ema_);
+                  "validation loss: end %.4f raw, %.4f EMA (weight %g, bias-corrected); lowest raw %.4f at step %lld; "
+                  "training loss EMA %.4f",
+                  last_val_, val_ema_.value(), p_.ema, best_val_, static_cast<long long>(best_step_), train_ema_.value());
     comm_.print(line);
     char drift[160] = "direction not measured (at round-off throughout)";
     if (!reference_.empty())
@@ -403,11 +446,12 @@ class TrainRun : public RunState {
     comm_.print(line);
     if (std::isfinite(max_energy_)) {
       std::snprintf(line, sizeof line,
-                    "%s: energy after a step at most %.4g (after step %.0f; ECD's is |u|^2: 1 keeps unit speed, a "
-                    "large value is a kick divided by a small F - F0)",
+                    "%s: energy after a step at most %.4g (after step %.0f; ECD's is |u|^2 = 1 + (c dt |g across u| / "
+                    "(F - F0))^2: large for a steep gradient or a small F - F0)",
                     p_.optimizer->name.c_str(), max_energy_, max_energy_step_);
       comm_.print(line);
     }
+    if (const std::string offset = optimizer_->report(); !offset.empty()) comm_.print(offset);
     alignment(g);
   }
 
@@ -437,6 +481,10 @@ class TrainRun : public RunState {
   std::vector<std::int64_t> train_offsets(std::int64_t step) const {
     return batch_offsets(p_.seed, step, p_.batch, static_cast<std::int64_t>(split_.train.size()), p_.model.context);
   }
+  // The biases of a validation after `last` steps: their means, or the last step's draw (train.eval_biases).
+  SymmetryBiases validation_biases(std::int64_t last) const {
+    return p_.eval_last && last >= 0 ? training_biases(last) : mean_biases(p_.biases, p_.model.layers);
+  }
   SymmetryBiases training_biases(std::int64_t step) const {
     return p_.fixed_biases ? mean_biases(p_.biases, p_.model.layers)
                            : sample_biases(p_.biases, p_.model.layers, p_.seed, step);
@@ -448,8 +496,14 @@ class TrainRun : public RunState {
       comm_.print("key-bias alignment: not measured (bias.query_mu is zero)");
       return;
     }
-    const std::vector<HeadAlignment> a =
-        key_bias_alignment(p_.model, theta_.data(), p_.alignment_direction, p_.alignment_null, p_.seed, p_.alignment_top);
+    // e_t as each layer's attention reads it on the validation sequences (with the validation's biases), or
+    // the raw embeddings.
+    std::vector<double> inputs;
+    if (p_.alignment_layer_inputs)
+      inputs = mean_attention_inputs(model_, theta_.data(), split_.validation, validation_, p_.model.context,
+                                     validation_biases(p_.steps - 1), comm_.get());
+    const std::vector<HeadAlignment> a = key_bias_alignment(p_.model, theta_.data(), inputs, p_.alignment_direction,
+                                                            p_.alignment_null, p_.seed, p_.alignment_top);
     const std::size_t V = vocabulary_.size();
     std::vector<double> cos, table;
     for (const HeadAlignment& h : a) {
@@ -459,8 +513,11 @@ class TrainRun : public RunState {
     g.write("alignment_cos", cos, {a.size(), V});
     g.write("alignment", table, {a.size(), 4});
     g.attribute("alignment_columns", std::string("mean cos, null mean, null std, p-value"));
-    comm_.print("key-bias alignment cos(W_K e_t, mean b_Q) over the vocabulary, against " +
-                std::to_string(p_.alignment_null) + " random directions:");
+    g.attribute("alignment_inputs", std::string(p_.alignment_layer_inputs ? "layer" : "embedding"));
+    comm_.print(std::string("key-bias alignment cos(W_K e_t, mean b_Q) over the vocabulary (e_t: ") +
+                (p_.alignment_layer_inputs ? "what the layer reads for token t on the validation sequences"
+                                           : "the raw token embedding") +
+                "), against " + std::to_string(p_.alignment_null) + " random directions:");
     for (std::size_t i = 0; i < a.size(); ++i) {
       const HeadAlignment& h = a[i];
       std::string top;
@@ -490,9 +547,10 @@ class TrainRun : public RunState {
   std::vector<T> start_theta_;                 // keep_record_start()
   std::vector<std::vector<T>> start_vectors_;
   std::vector<double> start_scalars_;
-  double start_ema_ = NAN;
+  Ema start_ema_;
   double max_energy_ = NAN, max_energy_step_ = NAN;  // the largest optimizer energy after a step, and when
-  double train_ema_ = NAN, val_ema_ = NAN, best_val_ = INFINITY, last_val_ = NAN, max_drift_ = 0, max_relative_ = 0;
+  Ema train_ema_, val_ema_;  // the training loss per step and the validation loss per record
+  double best_val_ = INFINITY, last_val_ = NAN, max_drift_ = 0, max_relative_ = 0;
   std::int64_t best_step_ = 0, trained_steps_ = 0;
   double train_seconds_ = 0;
   std::string record_line_;  // of the last observe()

@@ -28,6 +28,10 @@ DeckSchema TrainStudy::schema() {
       true;  // lambda = 1 repeats the first token for ever: no stationary law
   s.add_int("train.markov_tokens", 200000, "markov: length of the sample path (from the seed)", 2);
   s.add_int("train.steps", 1000, "optimizer steps", 1);
+  s.add_int("train.parameters_every", 0,
+            "all parameters to train/parameters at every k-th record, the first and the last included (0: none; "
+            "train/final_parameters holds the end either way)",
+            0);
   s.add_bool("train.export", false,
              "at the end, the trained parameters as a GPT-2 safetensors file beside the run file (OUTPUT.h5 -> "
              "OUTPUT.safetensors; HuggingFace's GPT-2 names and layout: tokdyn weights, spectrum and power read it "
@@ -47,6 +51,9 @@ DeckSchema TrainStudy::schema() {
   s.add_choice("train.precision", "float", {"float", "double"}, "parameters, gradient and optimizer state (sums in double)");
   s.add_int("train.alignment_null", 1000, "random directions of the key-bias alignment's null", 1);
   s.add_int("train.alignment_top", 8, "tokens listed per head by largest |cos(W_K e_t, mean b_Q)|", 1);
+  s.add_choice("train.alignment_inputs", "layer", {"layer", "embedding"},
+               "e_t of the key-bias alignment: what each layer's attention reads for token t (LN_1 of its input, "
+               "averaged over the validation sequences) or the raw token embedding");
   s.add_int("model.layers", 2, "transformer blocks L", 1, 1024);
   s.add_int("model.heads", 4, "attention heads H per block", 1, 1024);
   s.add_int("model.channels", 64, "width C = H d_h", 1, 1 << 16);
@@ -95,6 +102,8 @@ TrainParams train_params(const Deck& deck) {
   p.single = deck.get_text("train.precision") == "float";
   p.alignment_null = static_cast<int>(deck.get_int("train.alignment_null"));
   p.alignment_top = static_cast<int>(deck.get_int("train.alignment_top"));
+  p.parameters_every = deck.get_int("train.parameters_every");
+  p.alignment_layer_inputs = deck.get_text("train.alignment_inputs") == "layer";
   p.seed = static_cast<std::uint64_t>(deck.get_int("run.seed"));
   if (deck.get_bool("train.export")) p.export_file = beside_output(deck.get_text("run.output"), ".safetensors");
   p.init_file = deck.get_text("model.init_file");

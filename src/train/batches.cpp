@@ -1,6 +1,7 @@
 #include "tokdyn/train/batches.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "tokdyn/core/errors/error.hpp"
 #include "tokdyn/core/mpi/partition.hpp"
@@ -75,5 +76,47 @@ template double batch_loss<float>(Gpt<float>&, const float*, const std::vector<i
                                   int, const SymmetryBiases&, float*, MPI_Comm);
 template double batch_loss<double>(Gpt<double>&, const double*, const std::vector<int>&,
                                    const std::vector<std::int64_t>&, int, const SymmetryBiases&, double*, MPI_Comm);
+
+template <class T>
+std::vector<double> mean_attention_inputs(Gpt<T>& model, const T* theta, const std::vector<int>& tokens,
+                                          const std::vector<std::int64_t>& offsets, int n, const SymmetryBiases& biases,
+                                          MPI_Comm comm) {
+  const GptConfig& c = model.config();
+  const std::size_t L = c.layers, V = c.vocab, C = c.channels, per_layer = V * C;
+  int rank = 0, ranks = 1;
+  TOKDYN_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  TOKDYN_MPI_CHECK(MPI_Comm_size(comm, &ranks));
+  const Partition part(static_cast<std::int64_t>(offsets.size()), ranks);
+  // This rank's sums [L, V, C], then the counts [V].
+  std::vector<double> sum(L * per_layer + V, 0.0);
+  double* count = sum.data() + L * per_layer;
+  for (std::int64_t b = part.begin(rank); b < part.begin(rank) + part.count(rank); ++b) {
+    const int* seq = &tokens[static_cast<std::size_t>(offsets[static_cast<std::size_t>(b)])];
+    model.sequence(theta, seq, seq + 1, n, biases, nullptr, 1.0);
+    for (int t = 0; t < n; ++t) {
+      const std::size_t id = static_cast<std::size_t>(seq[t]);
+      count[id] += 1;
+      for (std::size_t l = 0; l < L; ++l) {
+        const double* in = model.attention_input(static_cast<int>(l)).data() + static_cast<std::size_t>(t) * C;
+        double* out = sum.data() + l * per_layer + id * C;
+        for (std::size_t i = 0; i < C; ++i) out[i] += in[i];
+      }
+    }
+  }
+  TOKDYN_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, sum.data(), static_cast<int>(sum.size()), MPI_DOUBLE, MPI_SUM, comm));
+  std::vector<double> mean(L * per_layer);
+  for (std::size_t l = 0; l < L; ++l)
+    for (std::size_t id = 0; id < V; ++id)
+      for (std::size_t i = 0; i < C; ++i)
+        mean[l * per_layer + id * C + i] = count[id] > 0 ? sum[l * per_layer + id * C + i] / count[id] : NAN;
+  return mean;
+}
+
+template std::vector<double> mean_attention_inputs<float>(Gpt<float>&, const float*, const std::vector<int>&,
+                                                          const std::vector<std::int64_t>&, int, const SymmetryBiases&,
+                                                          MPI_Comm);
+template std::vector<double> mean_attention_inputs<double>(Gpt<double>&, const double*, const std::vector<int>&,
+                                                           const std::vector<std::int64_t>&, int, const SymmetryBiases&,
+                                                           MPI_Comm);
 
 }  // namespace tokdyn

@@ -1,6 +1,7 @@
 // ECD, energy-conserving descent (doc/science.md section 10.1), in the form of the paper's optimizer
 // ("ECD_q1_scaled"): a velocity u of unit length, kicked by the gradient's part across u, moving
-// theta by dt u; with F~ = F + w |theta|^2 / 2 and g~ = g + w theta, each step with F~ - F0 > eps2 does
+// theta by dt u; with F~ = F + w |theta|^2 / 2, g~ = g + w theta and F0 a number or (auto) the lowest F~ so
+// far less 1, each step with F~ - F0 > eps2 does
 //   u <- u / |u|                                   (unless | 1 - |u|^2 | < eps1)
 //   u <- u - c dt / (F~ - F0) (g~ - u (u . g~))    c = eta D / (2 (D - 1)), dt = lr / sqrt(eta)
 //   theta <- theta + dt u
@@ -18,6 +19,7 @@ namespace tokdyn {
 // The values of its keys (outside the anonymous namespace: the registry's factory keeps a copy).
 struct EcdSettings {
   double lr, eta, F0, nu, eps1, eps2, weight_decay;
+  bool F0_auto;            // F0 = the lowest loss so far - 1 (LossOffset)
   bool tensor_projection;  // u . g per parameter tensor (the authors' code) instead of the whole vector
   bool random_start;       // u(0) a random unit vector instead of -g/|g|
   static const KeyTable<EcdSettings>& keys() {
@@ -25,8 +27,8 @@ struct EcdSettings {
         KeyTable<EcdSettings>("ecd")
             .real("lr", &EcdSettings::lr, 1.0, "ECD: step scale (dt = lr / sqrt(eta))", 0.0, 1e6, true)
             .real("eta", &EcdSettings::eta, 100.0, "ECD: concentration eta", 0.0, 1e12, true)
-            .real("F0", &EcdSettings::F0, 2.0, "ECD: loss offset F0 (below the loss: the kick divides by F - F0)",
-                  -1e12, 1e12)
+            .real_or("F0", &EcdSettings::F0, &EcdSettings::F0_auto, "auto", "auto",
+                     "ECD: loss offset F0 (the kick divides by F - F0); auto: the lowest loss so far - 1", -1e12, 1e12)
             .real("nu", &EcdSettings::nu, 0.0, "ECD: bounce amplitude nu (random rotations of u; 0: none)", 0.0)
             .real("eps1", &EcdSettings::eps1, 1e-10, "ECD: |1 - |u|^2| below which u is not renormalised", 0.0)
             .real("eps2", &EcdSettings::eps2, 1e-40, "ECD: steps with F - F0 below this change nothing", 0.0)
@@ -47,6 +49,7 @@ class Ecd : public Optimizer<T> {
   using Settings = EcdSettings;
   Ecd(const Settings& s, const OptimizerContext& c, std::size_t n)
       : s_(s), seed_(c.seed), u_(n), blocks_(c.blocks), gw_(n), z_(s.nu != 0 ? n : 0) {
+    offset_.automatic = s.F0_auto, offset_.fixed = s.F0;
     if (n < 2) throw InputError("ecd needs at least 2 parameters (c = eta D / (2 (D - 1)))");
     if (!s.tensor_projection || blocks_.empty()) blocks_ = {ParameterBlock{"all", 0, n}};
     std::size_t next = 0;
@@ -69,7 +72,8 @@ class Ecd : public Optimizer<T> {
       q2 += static_cast<double>(theta[k]) * static_cast<double>(theta[k]);
     }
     if (!started_) start(gw);
-    const double excess = loss + 0.5 * s_.weight_decay * q2 - s_.F0;  // F~ - F0
+    const double F = loss + 0.5 * s_.weight_decay * q2;  // F~
+    const double excess = F - offset_.at(F);             // F~ - F0
     if (!(excess > s_.eps2)) return;
     // Back to unit speed (the noise step keeps |u|; round-off and the kick do not).
     const double scale = (std::abs(1 - p2_) < s_.eps1 || p2_ == 0) ? 1.0 : std::sqrt(1 / p2_);
@@ -104,8 +108,9 @@ class Ecd : public Optimizer<T> {
   double energy() const override { return p2_; }
   std::vector<std::pair<std::string, std::vector<T>*>> state_vectors() override { return {{"u", &u_}}; }
   std::vector<std::pair<std::string, double*>> state_scalars() override {
-    return {{"steps", &this->steps_}, {"p2", &p2_}, {"started", &started_}};
+    return {{"steps", &this->steps_}, {"p2", &p2_}, {"started", &started_}, {"F_min", &offset_.minimum}};
   }
+  std::string report() const override { return offset_.report("ecd"); }
 
  private:
   void start(const std::vector<double>& g) {
@@ -129,6 +134,7 @@ class Ecd : public Optimizer<T> {
   std::vector<T> u_;
   std::vector<ParameterBlock> blocks_;
   std::vector<double> gw_, z_;  // g~ and the noise of a step (scratch, kept to allocate once)
+  LossOffset offset_;
   double p2_ = 1;       // |u|^2 after the last step
   double started_ = 0;  // 1 once u was set from the first gradient (a double: checkpointed with the scalars)
 };

@@ -8,6 +8,7 @@
 #include "tokdyn/weights/layer_weights.hpp"
 #include "tokdyn/weights/model_weights.hpp"
 #include "tokdyn/weights/synthetic_weights.hpp"
+#include "tokdyn/weights/train_weights.hpp"
 #include "tokdyn/weights/weight_formats.hpp"
 
 namespace tokdyn {
@@ -62,6 +63,8 @@ const WeightFormatRegistry& weight_formats() {
             [model](const WeightSpec& w, MPI_Comm) { return safetensors_model(model, w); });
     r.add("hdf5", "tokdyn's HDF5 layout (/weights/query, key, value, output, embedding)",
           [](const WeightSpec& w, MPI_Comm) { return open_hdf5_weights(weights_file(w), w.heads, w.layers); });
+    r.add("train", "a tokdyn train run file's GPT at weights.step (last, or a step of train.parameters_every)",
+          [](const WeightSpec& w, MPI_Comm) { return open_train_weights(weights_file(w), w.step, w.heads, w.layers); });
     r.add("synthetic", "synthetic layers with a prescribed spectrum ([synthetic] keys)",
           [](const WeightSpec& w, MPI_Comm) { return synthetic(w); });
     return r;

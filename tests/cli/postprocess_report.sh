@@ -1,4 +1,4 @@
-# postprocess/report.py renders in a browser: run files of ten commands made by the real code at small size
+# postprocess/report.py renders in a browser: run files of eleven commands made by the real code at small size
 # (seconds each) and a file that is not one, the report of their directory, then headless Chromium's DOM and
 # screenshot of the page (tests/postprocess/check_report_page.py: every figure decoded, the sections, every
 # figure's smallest text readable at the width the page shows it, nothing cut off at a figure's edge, a
@@ -32,11 +32,16 @@ produce markov markov "$I/markov.ini" --flow.time=100 --flow.records=50
 # One symmetric run: one seed (no band to promise) and no b_Q (the alignment figure leaves its panel out).
 produce train train "$I/train.ini" --train.steps=20 --train.eval_every=5 --train.context=16 --model.channels=16 \
   --model.heads=2 --train.alignment_null=50
+# A lens run of a train run kept outside runs/ (the train section keeps its one run).
+run 2 train "$I/train.ini" --train.steps=20 --train.eval_every=5 --train.context=16 --model.channels=16 \
+  --model.heads=2 --train.alignment_null=50 --train.parameters_every=2 --run.progress_interval=1000 \
+  --run.output=lens-train.h5 > lens-train.log 2>&1 || fail "lens-train: $(cat lens-train.log)"
+produce lens lens --lens.run=lens-train.h5
 echo "not a run file" > runs/notes.h5
 "$PYTHON" "$SRC/postprocess/report.py" runs -o report.html > report.log 2>&1 || fail "report.py: $(cat report.log)"
 [ "$(cat report.log)" = report.html ] || fail "report.py printed: $(cat report.log)"
 # A section per run file (the converge file's study included, the train runs one), notes.h5 among the files
 # not used.
-"$PYTHON" "$SRC/tests/postprocess/check_report_page.py" report.html --sections 10 --unused notes.h5 \
+"$PYTHON" "$SRC/tests/postprocess/check_report_page.py" report.html --sections 11 --unused notes.h5 \
   --screenshot screenshot.png || fail "the page as Chromium renders it"
 echo "ok: report.html ($(du -k report.html | cut -f1) kB) rendered by $(chromium --version 2>/dev/null)"

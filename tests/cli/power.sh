@@ -96,7 +96,7 @@ PY
 # Bad input.
 base=(power --weights.layers=3)
 expect_error 2 "'power.attention' = 'linear': unknown value" "${base[@]}" --power.attention=linear
-expect_error 2 "power.token_ids needs a model with a token embedding; synthetic .* has none" "${base[@]}" \
+expect_error 2 "tokens from the embedding need a model with a token embedding; synthetic .* has none" "${base[@]}" \
   --power.tokens=embedding --power.token_ids=1,2
 expect_error 2 "power.tokens = embedding needs power.token_ids" "${base[@]}" --power.tokens=embedding
 expect_error 2 "'power.token_ids': 'x' is not a token id" "${base[@]}" --power.tokens=embedding --power.token_ids=1,x

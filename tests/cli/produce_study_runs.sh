@@ -44,4 +44,9 @@ for seed in 1 2; do
     done
   done
 done
+# tokdyn lens of the first of them, its parameters stored at every second record (lens.h5: postprocess/lens.py).
+run 2 train "$SRC/input/train.ini" --train.steps=20 --train.eval_every=5 --train.context=16 --model.channels=16 \
+  --model.heads=2 --train.alignment_null=50 --bias.query=true --bias.value=true --train.parameters_every=2 \
+  --run.progress_interval=1000 --run.output=lens-train.h5 > log.txt || fail "train for lens: $(cat log.txt)"
+run 2 lens --lens.run=lens-train.h5 --run.output=lens.h5 > log.txt || fail "lens: $(cat log.txt)"
 echo "ok: sync.h5, $(ls grid | wc -l) grid files, $(ls meanfield | wc -l) meanfield runs, $(ls markov | wc -l) markov runs, $(ls train | wc -l) train runs"

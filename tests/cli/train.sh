@@ -76,7 +76,10 @@ d, g = load("np1.h5")
 assert list(d["step"][()]) == [0, 5, 10, 15, 20]
 assert g["step_loss"].shape == (4, 5) and g["charges_qk"].shape == (5, 4, 8, 8)
 assert g["alignment"].shape == (4, 4) and g["alignment_cos"].shape[0] == 4
-assert np.all(np.abs(g["alignment_cos"][()]) <= 1 + 1e-12)
+cos = g["alignment_cos"][()]  # NaN for a token absent from the validation sequences
+assert g.attrs["alignment_inputs"] == "layer" and (np.isfinite(cos).sum(axis=1) >= 10).all()  # 5 x 16 positions
+assert np.all(np.abs(cos[np.isfinite(cos)]) <= 1 + 1e-12)
+assert np.allclose(g["alignment"][:, 0], np.nanmean(cos, axis=1), rtol=0, atol=1e-12)
 assert abs(d["train_loss"][1] - g["step_loss"][0].mean()) < 1e-12
 PY
 
@@ -86,6 +89,24 @@ run 2 train "$text" "${double[@]}" "${biases[@]}" --train.eval_biases=last --run
 import h5py, sys
 a, b = (h5py.File(n, 'r')['diagnostics/val_loss'][()] for n in ('np2.h5', 'last.h5'))
 assert a[0] == b[0] and abs(a[-1] - b[-1]) > 1e-9, (a, b)" || fail "eval_biases = last"
+# The key-bias alignment from the raw embeddings (train.alignment_inputs = embedding): cos(W_K wte[t], mean
+# b_Q) of every token, computed here from the final parameters (1e-12).
+run 2 train "$text" "${double[@]}" "${biases[@]}" --train.alignment_inputs=embedding --run.output=raw.h5 > /dev/null
+"$PYTHON" - <<'PY' || fail "alignment from the raw embeddings"
+import h5py, numpy as np
+g = h5py.File("raw.h5", "r")["train"]
+theta, cos = g["final_parameters"][()], g["alignment_cos"][()]
+C, H, D, V = 16, 2, 8, cos.shape[1]
+assert g.attrs["alignment_inputs"] == "embedding" and np.all(np.isfinite(cos))
+wte, at = theta[:V * C].reshape(V, C), V * C + 16 * C
+for layer in range(2):
+    qkv = theta[at + 2 * C:at + 2 * C + 3 * C * C].reshape(3 * C, C)
+    at += 2 * C + 3 * C * C + 3 * C + C * C + C + 2 * C + 4 * C * C + 4 * C + 4 * C * C + C
+    for h in range(H):
+        k = wte @ qkv[C + h * D:C + (h + 1) * D].T  # [V, D]
+        want = k.sum(axis=1) / (np.linalg.norm(k, axis=1) * np.sqrt(D))  # mean b_Q = 0.5 (1, ..., 1)
+        assert np.allclose(cos[layer * H + h], want, rtol=0, atol=1e-12), (layer, h)
+PY
 # Markov data and PReLU.
 run 2 train "$text" "${small[@]}" --train.data=markov --model.mlp=prelu --run.output=markov.h5 > markov.log
 grep -q "a Markov chain's path.*vocabulary 4" markov.log || fail "markov banner: $(head -n 1 markov.log)"
@@ -107,6 +128,28 @@ assert math.isnan(a["train"].attrs["max_energy"])
 PY
 grep -q "^ecd: energy after a step at most" ecd0.log || fail "no energy line: $(tail -n 8 ecd0.log)"
 ! grep -q "energy after a step" adamw.log || fail "an energy line for AdamW"
+# The smoothed losses are EMAs with Adam's bias correction, of the trained steps (training) and of the
+# records after the first (validation), recomputed here from the run file's raw values (1e-12); record 0
+# shows the raw values. F0 = auto (the deck's) ended at the lowest step loss less 1, as the summary says.
+"$PYTHON" - <<'PY' || fail "bias-corrected EMAs, F0 = auto"
+import re, h5py, numpy as np
+def ema(x, a=0.1):
+    w = a * (1 - a) ** np.arange(len(x) - 1, -1, -1)
+    return (w * x).sum() / (1 - (1 - a) ** len(x))
+for name in ("np1.h5", "ecd0.h5"):
+    f = h5py.File(name, "r")
+    d, g = f["diagnostics"], f["train"]
+    val, steps = d["val_loss"][()], g["step_loss"][()]
+    assert d["val_loss_ema"][0] == val[0] and d["train_loss_ema"][0] == d["train_loss"][0]
+    for k in range(1, len(val)):
+        assert abs(d["val_loss_ema"][k] - ema(val[1:k + 1])) < 1e-12, (name, k, d["val_loss_ema"][k], ema(val[1:k + 1]))
+        assert abs(d["train_loss_ema"][k] - ema(steps[:k].ravel())) < 1e-12, (name, k)
+    assert g.attrs["final_val_loss_ema"] == d["val_loss_ema"][-1]
+lowest = h5py.File("ecd0.h5", "r")["train/step_loss"][()].min()
+m = re.search(r"^ecd: F0 = auto ended at (\S+) \(the lowest loss (\S+), less 1\)$", open("ecd0.log").read(), re.M)
+assert m and float(m.group(2)) == float(f"{lowest:.6g}") and abs(float(m.group(1)) - (lowest - 1)) < 1e-5, (m, lowest)
+print(f"EMAs recomputed; F0 = auto ended at {lowest - 1:.6f}")
+PY
 # Weights out and in. np1.h5's final parameters (train/final_parameters, tokdyn's layout) exported as GPT-2
 # tensors (train.export: np1-like run export.h5 -> export.safetensors): the header names, shapes and dtype are
 # GPT-2's, wte is the first V C parameters, and `tokdyn spectrum` (weights.format = gpt2) finds per layer the

@@ -16,6 +16,7 @@
 #include "tokdyn/core/numerics/random.hpp"
 #include "tokdyn/train/batches.hpp"
 #include "tokdyn/train/charges.hpp"
+#include "tokdyn/train/key_alignment.hpp"
 #include "tokdyn/train/optimizer.hpp"
 
 using namespace tokdyn;
@@ -65,6 +66,70 @@ TEST(Train, BatchGradientIsRankIndependent) {
   // The batch loss is the mean of the sequences' losses (a near-uniform model: about ln V).
   EXPECT_GT(loss, 0.5 * std::log(7.0));
   EXPECT_LT(loss, 3 * std::log(7.0));
+}
+
+// What each layer's attention reads for a token, averaged over its places: on every rank the serial values
+// (1e-13), layer 0 equal to LN_1(wte[t] + wpe[position]) computed here, NaN rows for tokens absent; and the
+// key-bias alignment of layer 1 from those inputs equals cos(W_K e_t, b) computed here.
+TEST(Train, MeanAttentionInputs) {
+  GptConfig c;
+  c.vocab = 9, c.context = 6, c.layers = 2, c.heads = 2, c.channels = 8;
+  Gpt<double> model(c);
+  const GptLayout& y = model.layout();
+  std::vector<double> theta(y.size);
+  RandomStream(11, Purpose::test).normals(0, 0, theta.data(), theta.size());
+  for (double& v : theta) v *= 0.3;
+  const TextSplit split = split_text(random_text(7, 300), 0.1, c.context);  // ids 7, 8 never occur
+  const std::vector<std::int64_t> offsets = batch_offsets(2, 5, 5, static_cast<std::int64_t>(split.train.size()), c.context);
+  const SymmetryBiases none;
+  const std::vector<double> all = mean_attention_inputs(model, theta.data(), split.train, offsets, c.context, none, MPI_COMM_WORLD);
+  const std::vector<double> one = mean_attention_inputs(model, theta.data(), split.train, offsets, c.context, none, MPI_COMM_SELF);
+  const std::size_t C = c.channels, V = c.vocab;
+  ASSERT_EQ(all.size(), 2 * V * C);
+  // Layer 0 by hand: x = wte[t] + wpe[p], LN_1(x) = (x - mean) / sqrt(var + 1e-5) w + b.
+  std::vector<double> direct(V * C, 0.0), count(V, 0.0);
+  for (std::int64_t o : offsets)
+    for (int p = 0; p < c.context; ++p) {
+      const std::size_t t = static_cast<std::size_t>(split.train[static_cast<std::size_t>(o + p)]);
+      std::vector<double> x(C);
+      double m = 0, v = 0;
+      for (std::size_t i = 0; i < C; ++i) x[i] = theta[y.wte + t * C + i] + theta[y.wpe + p * C + i], m += x[i] / C;
+      for (std::size_t i = 0; i < C; ++i) v += (x[i] - m) * (x[i] - m) / C;
+      for (std::size_t i = 0; i < C; ++i)
+        direct[t * C + i] += (x[i] - m) / std::sqrt(v + 1e-5) * theta[y.layer[0].ln1w + i] + theta[y.layer[0].ln1b + i];
+      count[t] += 1;
+    }
+  for (std::size_t t = 0; t < V; ++t)
+    for (std::size_t i = 0; i < C; ++i) {
+      if (count[t] == 0) {
+        EXPECT_TRUE(std::isnan(all[t * C + i]) && std::isnan(all[V * C + t * C + i])) << t;
+        continue;
+      }
+      EXPECT_NEAR(all[t * C + i], direct[t * C + i] / count[t], 1e-13) << t;
+      for (std::size_t l = 0; l < 2; ++l) EXPECT_NEAR(all[l * V * C + t * C + i], one[l * V * C + t * C + i], 1e-13);
+    }
+  EXPECT_EQ(count[7] + count[8], 0.0);
+  // The alignment of layer 1, head 1 from these inputs; the absent tokens get NaN and stay out of the mean.
+  const std::vector<double> b = {0.3, -0.1, 0.7, 0.2};
+  const HeadAlignment a = key_bias_alignment<double>(c, theta.data(), all, b, 20, 1, 3)[3];
+  const int D = c.head_dim();
+  double mean = 0, seen = 0;
+  for (std::size_t t = 0; t < V; ++t) {
+    if (count[t] == 0) {
+      EXPECT_TRUE(std::isnan(a.cos[t])) << t;
+      continue;
+    }
+    double kb = 0, kk = 0, bb = 0;
+    for (int d = 0; d < D; ++d) {
+      double k = 0;
+      for (std::size_t i = 0; i < C; ++i) k += theta[y.layer[1].qkvw + (C + D + d) * C + i] * all[V * C + t * C + i];
+      kb += k * b[d], kk += k * k, bb += b[d] * b[d];
+    }
+    EXPECT_NEAR(a.cos[t], kb / std::sqrt(kk * bb), 1e-14);
+    mean += kb / std::sqrt(kk * bb), seen += 1;
+  }
+  EXPECT_NEAR(a.mean_cos, mean / seen, 1e-14);
+  for (int t : a.top) EXPECT_GT(count[static_cast<std::size_t>(t)], 0);
 }
 
 TEST(Train, OffsetsAndSplit) {

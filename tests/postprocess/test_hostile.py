@@ -43,6 +43,7 @@ INPUT = {
     "plot_meanfield": ("TOKDYN_MEANFIELDDIR", "grid.h5"),
     "focus_dilution": ("TOKDYN_MARKOVDIR", "eps-0.h5"),
     "training": ("TOKDYN_TRAINDIR", "train-adamw-bq-s1.h5"),
+    "lens": ("TOKDYN_LENSFILE", None),
     "paper_figures": ("TOKDYN_GRIDDIR", "grid-d5-bias0-relu-f1.h5"),
 }
 
@@ -213,6 +214,8 @@ CASES = [
     ("training", "diagnostics/step", "empty"), ("training", "diagnostics/charge_relative", "short"),
     ("training", "diagnostics/val_loss", "text"), ("training", "train@final_val_loss_ema", "attribute"),
     ("training", "@seed", "attribute"),
+    ("lens", "lens/step", "empty"), ("lens", "lens/gap", "short"), ("lens", "lens/gamma_mean", "text"),
+    ("lens", "lens@baseline", "attribute"),
     ("paper_figures", "diagnostics/energy", "empty"), ("paper_figures", "diagnostics/cosine_bin_edges", "short"),
     ("paper_figures", "diagnostics/layer", "text"),
 ]

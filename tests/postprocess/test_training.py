@@ -40,6 +40,7 @@ def test_real_sweep(tmp_path, real_input, run_script, check_png):
     data = json.loads(prefix.with_suffix(".json").read_text())
     assert data["runs"] == 8 and data["status"] == "complete"
     groups = {(g["optimizer"], g["symmetry"]): g for g in data["groups"]}
+    assert {g["activation"] for g in data["groups"]} == {"gelu"}
     assert set(groups) == {("ecd", "symmetric"), ("ecd", "b_Q"), ("adamw", "symmetric"), ("adamw", "b_Q")}
     g = groups[("adamw", "b_Q")]
     ends = [h5py.File(sweep / f"train-adamw-bq-s{s}.h5", "r")["train"].attrs["final_val_loss_ema"] for s in (1, 2)]
@@ -51,6 +52,12 @@ def test_real_sweep(tmp_path, real_input, run_script, check_png):
     assert data["alignment"]["b_Q"]["heads"] == 4 * 2 * 2  # 4 runs x 2 layers x 2 heads
     assert len(prefix.with_suffix(".csv").read_text().strip().splitlines()) == 9
     assert "end EMA" in result.stdout and "alignment, b_Q" in result.stdout
+    # The mean of the last 10 raw validation losses (records 1.. only), and the Markdown table's row.
+    val = h5py.File(sweep / "train-adamw-bq-s1.h5", "r")["diagnostics/val_loss"][()]
+    last = h5py.File(sweep / "train-adamw-bq-s2.h5", "r")["diagnostics/val_loss"][()]
+    assert g["last_mean"] == pytest.approx((val[1:][-10:].mean() + last[1:][-10:].mean()) / 2, rel=1e-12)
+    md = prefix.with_suffix(".md").read_text()
+    assert f"| gelu | adamw | b_Q | 2 | {g['final_val_loss_ema']:.3f} +- {g['final_val_loss_ema_ci95']:.3f} |" in md
 
 
 def test_interval_closed_form():
@@ -73,8 +80,9 @@ def test_welch_and_verdicts():
     runs = []
     for sym, values in (("symmetric", a), ("b_Q", b)):
         for seed, v in enumerate(values):
-            runs.append({"optimizer": "ecd", "symmetry": sym, "seed": seed, "final_val_loss_ema": v,
-                         "final_val_loss": v, "min_val_loss": v, "final_train_loss_ema": v})
+            runs.append({"activation": "gelu", "optimizer": "ecd", "symmetry": sym, "seed": seed,
+                         "final_val_loss_ema": v, "final_val_loss": v, "min_val_loss": v, "last_mean": v,
+                         "final_train_loss_ema": v})
     lines = []
     _, effects = tr.summarise(runs, lines)  # seeds 0..2 against 0..3: Welch
     assert effects[0]["interval"] == "Welch" and effects[0]["ci95"] == pytest.approx(half, rel=1e-12)
@@ -95,6 +103,25 @@ def test_welch_and_verdicts():
     assert effects[0]["verdict"].startswith("no difference")
 
 
+def test_activation_contrast():
+    """The difference of the biases' effects between PReLU and GELU, paired by seed: (b - s)_prelu - (b - s)_gelu
+    per seed, its mean and Student interval."""
+    effect = {"gelu": [-0.01, 0.0, 0.01], "prelu": [-0.2, -0.25, -0.15]}
+    runs = []
+    for act in ("gelu", "prelu"):
+        for seed in range(3):
+            runs.append({"activation": act, "optimizer": "ecd", "symmetry": "symmetric", "seed": seed,
+                         "final_val_loss_ema": 3.0 + 0.1 * seed})
+            runs.append({"activation": act, "optimizer": "ecd", "symmetry": "b_Q", "seed": seed,
+                         "final_val_loss_ema": 3.0 + 0.1 * seed + effect[act][seed]})
+    lines = []
+    (c,) = tr.activation_contrast(runs, lines)
+    d = np.array(effect["prelu"]) - np.array(effect["gelu"])
+    assert c["difference"] == pytest.approx(d.mean(), rel=1e-12)
+    assert c["ci95"] == pytest.approx(4.302653 * d.std(ddof=1) / math.sqrt(3), rel=1e-6)
+    assert c["verdict"] == "larger gain with PReLU" and "PReLU - with GELU" in lines[0]
+
+
 def test_errors(tmp_path, run_script):
     """A missing path, a directory without train runs, a partial run without --allow-partial: one line, 2."""
     result = run_script(tmp_path / "missing")
@@ -104,6 +131,8 @@ def test_errors(tmp_path, run_script):
     result = run_script(empty)
     assert result.returncode == 2 and "no tokdyn train run files" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+    result = run_script(empty, "--last", "0")
+    assert result.returncode == 2 and "--last must be at least 1" in result.stderr
 
 
 def test_partial_run(tmp_path, real_input, run_script):

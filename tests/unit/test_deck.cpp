@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -90,6 +91,38 @@ TEST(KeyTable, DeclaresAndReadsBoundMembers) {
   EXPECT_EQ(table.summary(s), "rate 0.25, fast false, start random");
   EXPECT_THROW(defaults.with_overrides({"--opt.rate=0"}), InputError);  // the range is the schema's
   EXPECT_THROW(defaults.with_overrides({"--opt.start=gradient"}), InputError);
+}
+
+// A real key that also takes a word: the word, numbers in range, anything else refused at parse time
+// with the key named; --help shows both.
+TEST(KeyTable, RealOrWord) {
+  struct Offset {
+    double F0;
+    bool automatic;
+  };
+  const KeyTable<Offset> table = KeyTable<Offset>("ecd").real_or("F0", &Offset::F0, &Offset::automatic, "auto", "auto",
+                                                                  "offset", -10.0, 10.0);
+  DeckSchema schema;
+  table.declare(schema);
+  const Deck defaults = Deck::from_text(schema, "", "test");
+  Offset o = table.read(defaults);
+  EXPECT_TRUE(o.automatic);
+  EXPECT_TRUE(std::isnan(o.F0));
+  EXPECT_EQ(table.summary(o), "F0 auto");
+  o = table.read(defaults.with_overrides({"--ecd.F0=2.5"}));
+  EXPECT_FALSE(o.automatic);
+  EXPECT_EQ(o.F0, 2.5);
+  EXPECT_EQ(table.summary(o), "F0 2.5");
+  for (const char* bad : {"--ecd.F0=Auto", "--ecd.F0=11", "--ecd.F0=", "--ecd.F0=nan"}) {
+    try {
+      defaults.with_overrides({bad});
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("deck key 'ecd.F0'"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_NE(schema.help_text().find("F0 = auto"), std::string::npos);
+  EXPECT_NE(schema.help_text().find("(auto or >= -10, <= 10)"), std::string::npos) << schema.help_text();
 }
 
 TEST(Deck, DeclaredCommand) {

@@ -139,6 +139,10 @@ TEST(Optimizers, FirstSteps) {
   t = first("ecdsep", {"ecdsep.lr=0.7", "ecdsep.eta=4", "ecdsep.F0=-1", "ecdsep.s=1.5"});
   const double kick = 0.7 * 4 / 4.0, p2 = kick * kick * gn * gn;
   for (int k = 0; k < 3; ++k) EXPECT_NEAR(t[k], theta0[k] - 0.7 * 2 * kick * g[k] / (1.5 + p2), 1e-15);
+  // F0 = auto: the lowest loss so far less 1, so F - F0 = 1 at the first step.
+  t = first("ecdsep", {"ecdsep.lr=0.7", "ecdsep.eta=4", "ecdsep.F0=auto", "ecdsep.s=1.5"});
+  const double kick1 = 0.7 * 4 / 1.0, q2 = kick1 * kick1 * gn * gn;
+  for (int k = 0; k < 3; ++k) EXPECT_NEAR(t[k], theta0[k] - 0.7 * 2 * kick1 * g[k] / (1.5 + q2), 1e-15);
   // SGDM, Nesterov, zero buffer: b = g, theta -= lr (g + mu g).
   t = first("sgdm", {"sgdm.lr=0.1", "sgdm.momentum=0.9"});
   for (int k = 0; k < 3; ++k) EXPECT_NEAR(t[k], theta0[k] - 0.1 * 1.9 * g[k], 1e-15);
@@ -146,6 +150,42 @@ TEST(Optimizers, FirstSteps) {
   t = first("adamw", {"adamw.lr=0.01", "adamw.weight_decay=0.1", "adamw.eps=1e-8"});
   for (int k = 0; k < 3; ++k)
     EXPECT_NEAR(t[k], theta0[k] * (1 - 0.001) - 0.01 * g[k] / (std::abs(g[k]) + 1e-8), 1e-15);
+}
+
+// ECD with F0 = auto against a plain loop of its formulas: F0_k = min(F_0..F_k) - 1 (the kicks divide by
+// F - F0 >= 1), 400 steps on the toy, where the loss falls by far more than 1 (so F0 moves).
+TEST(Optimizers, EcdAutoOffsetAgainstAPlainLoop) {
+  const Toy toy;
+  const double lr = 0.05, eta = 10, dt = lr / std::sqrt(eta);
+  std::vector<double> theta = toy.start(), grad(toy.size()), ref = theta, u(toy.size());
+  const double D = static_cast<double>(toy.size());
+  auto opt = test::make_optimizer<double>("ecd", {"ecd.lr=0.05", "ecd.eta=10", "ecd.F0=auto"}, toy.size());
+  double lowest = INFINITY, first = 0, last = 0, p2 = 1;
+  for (int k = 0; k < 400; ++k) {
+    opt->step(toy.loss(theta.data(), grad.data()), grad.data(), theta.data());
+    const double F = toy.loss(ref.data(), grad.data());
+    if (k == 0) {
+      first = F;
+      for (std::size_t i = 0; i < u.size(); ++i) u[i] = -grad[i] / norm(grad);
+    }
+    last = F;
+    lowest = std::min(lowest, F);
+    const double F0 = lowest - 1;
+    if (std::abs(1 - p2) >= 1e-10)
+      for (double& v : u) v /= std::sqrt(p2);
+    double ug = 0;
+    for (std::size_t i = 0; i < u.size(); ++i) ug += u[i] * grad[i];
+    const double kick = -0.5 * dt * eta * D / (D - 1) / (F - F0);
+    for (std::size_t i = 0; i < u.size(); ++i) u[i] += kick * (grad[i] - u[i] * ug);
+    p2 = 0;
+    for (double v : u) p2 += v * v;
+    for (std::size_t i = 0; i < u.size(); ++i) ref[i] += dt * u[i];
+  }
+  EXPECT_GT(first - last, 2.0) << "F0 must move for the test to mean anything";
+  double diff = 0;
+  for (std::size_t i = 0; i < ref.size(); ++i) diff = std::max(diff, std::abs(theta[i] - ref[i]));
+  EXPECT_LT(diff, 1e-10) << "loss " << first << " -> " << last;
+  EXPECT_NE(opt->report().find("F0 = auto ended at"), std::string::npos) << opt->report();
 }
 
 TEST(Optimizers, ToyLossIsSymmetric) {
@@ -255,8 +295,8 @@ TEST(Optimizers, Sombrero) {
 TEST(Optimizers, StateResumesBitForBit) {
   const Toy toy;
   const std::map<std::string, Keys> keys{
-      {"ecd", {"ecd.lr=0.01", "ecd.eta=10", "ecd.F0=-1", "ecd.nu=0.05"}},
-      {"ecdsep", {"ecdsep.lr=0.01", "ecdsep.eta=10", "ecdsep.F0=-1", "ecdsep.start=random"}},
+      {"ecd", {"ecd.lr=0.01", "ecd.eta=10", "ecd.F0=auto", "ecd.nu=0.05"}},  // auto: F_min is state
+      {"ecdsep", {"ecdsep.lr=0.01", "ecdsep.eta=10", "ecdsep.F0=auto", "ecdsep.start=random"}},
       {"sgdm", {"sgdm.lr=0.01", "sgdm.initial_buffer=0.1"}},
       {"adamw", {"adamw.lr=1e-3"}}};
   for (const std::string& name : optimizers().names()) {

@@ -133,7 +133,7 @@ TEST(KeyAlignment, AgainstADirectComputation) {
   const GptLayout y(c);
   const std::vector<double> theta = step_normals(6, y.size), b = {0.3, -0.1, 0.7, 0.2};
   const int D = c.head_dim(), C = c.channels;
-  const std::vector<HeadAlignment> a = key_bias_alignment<double>(c, theta.data(), b, 50, 1, 3);
+  const std::vector<HeadAlignment> a = key_bias_alignment<double>(c, theta.data(), {}, b, 50, 1, 3);
   ASSERT_EQ(a.size(), 4u);
   for (int l = 0; l < c.layers; ++l)
     for (int h = 0; h < c.heads; ++h) {
@@ -171,7 +171,7 @@ TEST(KeyAlignment, ClosedFormNull) {
   for (int t = 0; t < c.vocab; ++t) theta[y.wte + t * 4] = 1 + t;  // e_t = (1 + t) e_0
   for (int d = 0; d < 4; ++d) theta[y.layer[0].qkvw + static_cast<std::size_t>(4 + d) * 4] = b[d];  // W_K e_0 = b
   const int R = 4000;
-  const HeadAlignment a = key_bias_alignment<double>(c, theta.data(), b, R, 2, 5)[0];
+  const HeadAlignment a = key_bias_alignment<double>(c, theta.data(), {}, b, R, 2, 5)[0];
   for (double v : a.cos) EXPECT_NEAR(v, 1.0, 1e-15);
   EXPECT_NEAR(a.p_value, 1.0 / (R + 1), 1e-15);
   const double sd = 0.5;  // 1/sqrt(d_h)

@@ -111,8 +111,9 @@ void write_slab(hid_t dataset, hid_t mem_type, const void* data, hsize_t begin, 
 // A small dataset whose values every rank holds: created collectively, written by rank 0.
 void write_vector(hid_t parent, const std::string& name, const std::vector<double>& values, MPI_Comm comm,
                   const std::vector<hsize_t>& shape = {});
-// Reads rows [begin, begin + count) of the first dimension (all other dimensions whole).
-void read_slab(hid_t dataset, hid_t mem_type, void* data, hsize_t begin, hsize_t count);
+// Reads rows [begin, begin + count) of the first dimension (all other dimensions whole); collective, or
+// (collective = false) by this rank alone from a file it opened without MPI-IO.
+void read_slab(hid_t dataset, hid_t mem_type, void* data, hsize_t begin, hsize_t count, bool collective = true);
 // The bytes of file `path` as a new 1-D uint8 dataset `name` of parent, and back into a new file `path`
 // (created or truncated). Collective: each rank moves its share, in pieces of at most 64 MiB.
 void store_file_bytes(hid_t parent, const std::string& name, const std::string& path, MPI_Comm comm);

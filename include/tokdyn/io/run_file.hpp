@@ -144,9 +144,13 @@ class RunFile {
 
 // The PETSc/SLEPc options database as text ("-eps_nev 4 -log_view"): what the run's PETSc objects read.
 std::string petsc_options_text();
-// Every key of the deck as a root attribute of file, typed: integers int64, reals double, booleans int64
-// 0/1, text and choices strings.
+// Every key of the deck as a root attribute of file, typed: integers int64, reals double (text for the word of
+// a real key that takes one, ecd.F0 = auto), booleans int64 0/1, text and choices strings.
 void write_parameters(hid_t file, const Deck& deck);
+
+// The row of record k in a series stored at every `every`-th record and the last of records 0..R (every = 0:
+// the first and the last), or -1 when record k is not stored (markov's weights, train's parameters).
+std::int64_t stored_record_row(std::int64_t k, std::int64_t every, std::int64_t records);
 
 // Local time as ISO-8601 text, taken on rank 0 and shared.
 std::string now_iso8601(MPI_Comm comm);

@@ -33,6 +33,8 @@ struct TrainParams {
   bool eval_last = false;     // evaluate with the last sampled biases instead of the means
   std::vector<double> alignment_direction;  // mean b_Q (empty or zero: no alignment)
   int alignment_null = 1000, alignment_top = 8;
+  std::int64_t parameters_every = 0;   // train/parameters at every k-th record and the last (0: none)
+  bool alignment_layer_inputs = true;  // e_t as each layer reads it (else the raw embeddings)
   std::int64_t steps = 1000, batch = 8, eval_every = 50, eval_sequences = 32;
   double ema = 0.1;
   bool single = true;  // float parameters (else double)

@@ -39,4 +39,12 @@ double batch_loss(Gpt<T>& model, const T* theta, const std::vector<int>& tokens,
                   const std::vector<std::int64_t>& offsets, int n, const SymmetryBiases& biases, T* grad,
                   MPI_Comm comm);
 
+// Collective: per layer and token id, what the layer's attention reads for that token (LN_1 of the block's
+// input), averaged over the token's places in the sequences at `offsets` [B] of `tokens` [L, V, C]; a row
+// of NaN for a token that does not occur there. The same on every rank.
+template <class T>
+std::vector<double> mean_attention_inputs(Gpt<T>& model, const T* theta, const std::vector<int>& tokens,
+                                          const std::vector<std::int64_t>& offsets, int n, const SymmetryBiases& biases,
+                                          MPI_Comm comm);
+
 }  // namespace tokdyn

@@ -77,6 +77,8 @@ class Gpt {
   // (targets [n], n <= context); when grad is not null, adds scale x its gradient into grad [size].
   double sequence(const T* theta, const int* tokens, const int* targets, int n, const SymmetryBiases& biases,
                   T* grad, double scale);
+  // After sequence(): what layer l's attention read, LN_1 of the block's input [n, C].
+  const std::vector<double>& attention_input(int l) const { return acts_[static_cast<std::size_t>(l)].ln1; }
 
  private:
   GptConfig c_;

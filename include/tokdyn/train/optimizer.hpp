@@ -48,6 +48,8 @@ class Optimizer {
   // kick (the Hamiltonian of its metric in unit-speed variables: 1 for the continuous flow; the next step
   // renormalises it); ECDSep: eta log(F~ - F0) + log(s + |p|^2) at the step's loss.
   virtual double energy() const { return NAN; }
+  // A line for the run's summary about the optimizer's own choices ("" when it has none): ECD's F0 = auto.
+  virtual std::string report() const { return ""; }
   // The state a checkpoint keeps (vectors of n and scalars), by name.
   virtual std::vector<std::pair<std::string, std::vector<T>*>> state_vectors() = 0;
   virtual std::vector<std::pair<std::string, double*>> state_scalars() = 0;

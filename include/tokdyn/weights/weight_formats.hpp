@@ -21,11 +21,13 @@ struct WeightSpec {
   std::string prefix = "auto";       // safetensors: key prefix (auto: none, or the model's usual one)
   int heads = 0;                     // 0: the source's own
   std::int64_t layers = 0;           // 0: all the source has
+  std::string step = "last";         // train: the optimizer step of the stored parameters (last: the end)
   SyntheticSpec synthetic;
 };
 
 using WeightFormatRegistry = Registry<WeightSource, const WeightSpec&, MPI_Comm>;
-// gpt2, bert, albert, gpt-neo (safetensors), hdf5 (the project's layout), synthetic (prescribed spectra).
+// gpt2, bert, albert, gpt-neo (safetensors), hdf5 (the project's layout), train (a train run file's GPT),
+// synthetic (prescribed spectra).
 const WeightFormatRegistry& weight_formats();
 
 // The weight source of spec.format; every rank of comm opens it, and an error any rank sees stops all.

@@ -136,6 +136,15 @@ KeySpec& DeckSchema::add_real(const std::string& name, double def, const std::st
   return add(k);
 }
 
+KeySpec& DeckSchema::add_real_or(const std::string& name, const std::string& word, const std::string& def,
+                                 const std::string& help, double min, double max) {
+  KeySpec k = make_spec(name, KeyKind::real, def, help);
+  k.min = min;
+  k.max = max;
+  k.choices = {word};
+  return add(k);
+}
+
 KeySpec& DeckSchema::add_bool(const std::string& name, bool def, const std::string& help) {
   return add(make_spec(name, KeyKind::boolean, def ? "true" : "false", help));
 }
@@ -192,6 +201,7 @@ std::string DeckSchema::help_text() const {
     if (k.kind == KeyKind::choice) {
       for (const auto& c : k.choices) range += (range.empty() ? "" : "|") + c;
     } else if (k.kind == KeyKind::integer || k.kind == KeyKind::real) {
+      for (const auto& c : k.choices) range += c + " or ";
       const bool lo = std::isfinite(k.min) && k.min > -9e18, hi = std::isfinite(k.max) && k.max < 9e18;
       if (lo) range += (k.min_exclusive ? "> " : ">= ") + format_real(k.min);
       if (lo && hi) range += ", ";
@@ -280,6 +290,7 @@ void Deck::validate() {
         break;
       }
       case KeyKind::real:
+        if (std::find(k.choices.begin(), k.choices.end(), v) != k.choices.end()) continue;  // add_real_or's word
         if (!parse_real(v, x)) throw InputError(where + ": not a finite real number");
         values_[k.name] = format_real(x);
         break;
@@ -318,6 +329,12 @@ std::int64_t Deck::get_int(const std::string& name) const {
   std::int64_t i = 0;
   if (!parse_int(raw(name), i)) throw InputError("deck key '" + name + "': not an integer");
   return i;
+}
+
+bool Deck::is_word(const std::string& name) const {
+  const KeySpec* k = schema_->find(name);
+  const std::string& v = raw(name);
+  return k && k->kind == KeyKind::real && std::find(k->choices.begin(), k->choices.end(), v) != k->choices.end();
 }
 
 double Deck::get_real(const std::string& name) const {

@@ -7,8 +7,11 @@ namespace tokdyn {
 void add_weight_keys(DeckSchema& s) {
   s.add_text("weights.format", "synthetic",
              "weight format: gpt2, bert, albert, gpt-neo (safetensors files), hdf5 (tokdyn's layout, from "
-             "`tokdyn weights`), synthetic (prescribed spectra, no file)");
-  s.add_file("weights.file", "", "the safetensors or HDF5 weights file (every format but synthetic)");
+             "`tokdyn weights`), train (a tokdyn train run file's GPT), synthetic (prescribed spectra, no file)");
+  s.add_file("weights.file", "", "the safetensors or HDF5 weights file, or train run file (every format but synthetic)");
+  s.add_text("weights.step", "last",
+             "train: the parameters at the end (last) or after this optimizer step (a step the run stored: "
+             "train.parameters_every)");
   s.add_text("weights.prefix", "auto",
              "key prefix of a safetensors model: auto = none, or the model's usual one (transformer., bert., "
              "albert.) when the bare names are absent; any other value as given (empty: none)");
@@ -31,6 +34,7 @@ WeightSpec weight_spec_from_deck(const Deck& deck) {
   w.prefix = deck.get_text("weights.prefix");
   w.heads = static_cast<int>(deck.get_int("weights.heads"));
   w.layers = deck.get_int("weights.layers");
+  w.step = deck.get_text("weights.step");
   w.synthetic = synthetic_spec_from_deck(deck);
   return w;
 }

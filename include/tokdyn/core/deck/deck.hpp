@@ -21,7 +21,7 @@ struct KeySpec {
   double max = std::numeric_limits<double>::infinity();
   bool min_exclusive = false;
   bool max_exclusive = false;  // set on the returned spec: `--help` and the check read the same flag
-  std::vector<std::string> choices;
+  std::vector<std::string> choices;  // a choice key's words; for a real key, a word it takes besides numbers
   std::string range_reason;  // why the range is what it is, added to an out-of-range message
   bool run_control = false;  // may differ between a checkpoint and its restart (output cadence, ...)
   bool input_file = false;   // names a file the run reads (must not be one of the files it writes)
@@ -35,6 +35,10 @@ class DeckSchema {
   KeySpec& add_real(const std::string& name, double def, const std::string& help,
                     double min = -std::numeric_limits<double>::infinity(),
                     double max = std::numeric_limits<double>::infinity(), bool min_exclusive = false);
+  // A real key that also takes one word (e.g. "auto"); def is the default's text, either.
+  KeySpec& add_real_or(const std::string& name, const std::string& word, const std::string& def,
+                       const std::string& help, double min = -std::numeric_limits<double>::infinity(),
+                       double max = std::numeric_limits<double>::infinity());
   KeySpec& add_bool(const std::string& name, bool def, const std::string& help);
   KeySpec& add_text(const std::string& name, const std::string& def, const std::string& help);
   // A text key that names an input file.
@@ -65,6 +69,8 @@ class Deck {
 
   std::int64_t get_int(const std::string& name) const;
   double get_real(const std::string& name) const;
+  // True when a real key of add_real_or holds its word instead of a number.
+  bool is_word(const std::string& name) const;
   bool get_bool(const std::string& name) const;
   const std::string& get_text(const std::string& name) const;
   // True when the schema has the key (commands share helpers that read optional keys).

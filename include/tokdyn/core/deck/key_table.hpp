@@ -34,6 +34,21 @@ class KeyTable {
                         [=](const S& in) { return key + " " + real_text(in.*member); }});
     return *this;
   }
+  // A real key in [min, max] that also takes `word` (DeckSchema::add_real_or): *flag says which, the number
+  // is in *member (NaN for the word). def is the default's text.
+  KeyTable& real_or(const std::string& key, double S::*member, bool S::*flag, const std::string& word,
+                    const std::string& def, const std::string& help,
+                    double min = -std::numeric_limits<double>::infinity(),
+                    double max = std::numeric_limits<double>::infinity()) {
+    const std::string name = section_ + "." + key;
+    entries_.push_back({[=](DeckSchema& s) { s.add_real_or(name, word, def, help, min, max); },
+                        [=](const Deck& d, S& out) {
+                          out.*flag = d.is_word(name);
+                          out.*member = out.*flag ? std::numeric_limits<double>::quiet_NaN() : d.get_real(name);
+                        },
+                        [=](const S& in) { return key + " " + (in.*flag ? word : real_text(in.*member)); }});
+    return *this;
+  }
   // An integer key in [min, max], as DeckSchema::add_int, held in an integer member of any width.
   template <class I>
   KeyTable& integer(const std::string& key, I S::*member, std::int64_t def, const std::string& help,
