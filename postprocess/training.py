@@ -407,8 +407,9 @@ def make_alignment_figure(runs, summary):
     if best is not None:
         _, r, h = best
         cos = r["alignment_cos"][h]
-        order = np.argsort(cos)
-        b.bar(np.arange(cos.size), cos[order], color="tab:blue", width=1.0)
+        seen = np.flatnonzero(np.isfinite(cos))  # NaN: a token absent from the validation sequences
+        order = seen[np.argsort(cos[seen])]
+        b.bar(np.arange(order.size), cos[order], color="tab:blue", width=1.0)
         vocab = r["vocabulary"]
 
         def names(ids):
@@ -420,7 +421,8 @@ def make_alignment_figure(runs, summary):
         heads = r["alignment"].shape[0]
         b.set_title(plain_text(f"(b) most aligned head: {os.path.basename(r['path'])}, head {h} of {heads}"),
                     fontsize=9)
-        b.set_xlabel("vocabulary tokens, sorted")
+        b.set_xlabel("vocabulary tokens, sorted" + ("" if seen.size == cos.size else
+                                                    f" ({seen.size} of {cos.size}: those the validation shows)"))
         b.set_ylabel("cos(W_K e_t, mean b_Q)")
     set_runs_title(fig, runs, "key-bias alignment" + ("" if best else " (no run with b_Q: no panel (b))"), fontsize=10)
     fig.tight_layout()

@@ -189,7 +189,8 @@ DeckSchema LensStudy::schema() {
              "list of stored steps");
   s.add_choice("lens.attention", "softmax", attention_styles().names(),
                "A^h of the power-method layers (the model's own softmax attention, or another registered style)");
-  s.add_bool("lens.causal", true, "mask j > i by token id (a GPT's attention is causal)");
+  s.add_bool("lens.causal", false,
+             "mask j > i by token id (the vocabulary is a set, not a sequence: off, every token sees every other)");
   s.add_bool("lens.residual", true, "x_i + attention (the acting matrix is I + F) or attention alone");
   return s;
 }

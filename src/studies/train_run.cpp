@@ -324,6 +324,7 @@ class TrainRun : public RunState {
     file.write_diagnostics(row);
     const hsize_t mine = comm_.root() ? 1 : 0, H = heads;
     g.write_row("charges_qk", {H, D, D}, hsize_t(k), qk.data(), 0, mine * H);
+    g.write_row("charges_vo", {H, D, D}, hsize_t(k), vo.data(), 0, mine * H);
     if (p_.parameters_every > 0) {
       const std::int64_t stored = stored_record_row(k, p_.parameters_every, p_.records());
       if (stored >= 0) {
@@ -334,7 +335,6 @@ class TrainRun : public RunState {
         g.write_row("parameters_step", {}, hsize_t(stored), &step, 0, mine);
       }
     }
-    g.write_row("charges_vo", {H, D, D}, hsize_t(k), vo.data(), 0, mine * H);
     char line[320];
     std::snprintf(line, sizeof line,
                   "step %lld/%lld: train %.4f (EMA %.4f), validation %.4f (EMA %.4f), |g| %.3g, charges %.2e of "

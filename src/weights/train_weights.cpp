@@ -36,8 +36,10 @@ std::int64_t model_key(hid_t file, const std::string& key, std::int64_t max, con
 std::vector<std::int64_t> stored_steps(hid_t file, const std::string& path) {
   if (!h5::exists(file, "train/parameters_step")) return {};
   h5::Handle d = h5::open_input_dataset(file, "train/parameters_step", "train run file", path);
+  h5::Handle type = h5::make_type_handle(TOKDYN_H5(H5Dget_type(d)));
   const std::vector<hsize_t> shape = h5::dims(d);
-  if (shape.size() != 1) throw InputError(where(path) + ": train/parameters_step is not 1-D");
+  if (TOKDYN_H5(H5Tget_class(type)) != H5T_INTEGER || shape.size() != 1 || shape[0] > (hsize_t(1) << 24))
+    throw InputError(where(path) + ": train/parameters_step is not a 1-D integer dataset of at most 2^24 steps");
   std::vector<std::int64_t> steps(shape[0]);
   if (!steps.empty()) h5::read_slab(d, H5T_NATIVE_INT64, steps.data(), 0, shape[0], false);
   return steps;
@@ -161,6 +163,8 @@ std::unique_ptr<WeightSource> read_train_weights(const std::string& path, const 
   h5::Handle data = h5::open_input_dataset(file, name, "train run file", path);
   shape = float_shape(data, row < 0 ? 1 : 2, name, path);
   const std::size_t size = shape.back();
+  if (size > (std::size_t(1) << 31))
+    throw InputError(where(path) + ": " + name + " holds " + std::to_string(size) + " parameters, more than 2^31");
   if (row >= 0 && static_cast<hsize_t>(row) >= shape[0])
     throw InputError(where(path) + ": " + name + " has " + std::to_string(shape[0]) + " rows, step " + step +
                      " is row " + std::to_string(row));

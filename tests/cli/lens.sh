@@ -4,7 +4,7 @@
 # - train/parameters holds the stored records (the last row is train/final_parameters, bit for bit);
 # - lens at 1 and 3 ranks agree (1e-12), and every number of /lens equals a NumPy reference computed here from
 #   the stored parameters: the eigenvalues of F = O V and of each head's O_h V_h, and the power-method layers
-#   (causal softmax attention, residual, normalisation) with the alignment of the vocabulary's embeddings;
+#   (softmax attention over the whole vocabulary, residual, normalisation) with the alignment of the vocabulary's embeddings;
 # - `tokdyn spectrum` and `tokdyn power` read the same stored step (weights.format = train, weights.step) and
 #   find lens's |lambda_1| and alignment;
 # - errors: a step not stored, a file that is no train run, a bad weights.step: exit 2 with one line.
@@ -20,7 +20,7 @@ grep -q "tokdyn lens: 't.h5' (ecd, b_Q + b_V), GPT L = 2, H = 2, C = 16" l1.log 
 run 2 spectrum "$SRC/input/spectrum.ini" --weights.format=train --weights.file=t.h5 --weights.step=10 --spectrum.nev=4 \
   --run.output=s.h5 > s.log || fail "spectrum of step 10: $(tail -n 3 s.log)"
 run 2 power "$SRC/input/power-dominant.ini" --weights.format=train --weights.file=t.h5 --weights.step=10 \
-  --weights.layers=0 --power.tokens=embedding --power.token_ids="$(seq -s, 0 81)" --power.causal=true \
+  --weights.layers=0 --power.tokens=embedding --power.token_ids="$(seq -s, 0 81)" --power.causal=false \
   --run.output=p.h5 > p.log || fail "power of step 10: $(tail -n 3 p.log)"
 "$PYTHON" - <<'PY' || fail "lens against NumPy"
 import h5py, numpy as np
@@ -67,13 +67,12 @@ for k, theta in enumerate(params):
             assert abs(lens["head_lambda1"][k, l, h] - hl1) <= 1e-10 * hl1, (k, l, h)
         a1, agap, v1 = lead(np.eye(C) + f)
         assert abs(lens["lambda1_acting"][k, l] - a1) <= 1e-10 * a1 and abs(lens["gap_acting"][k, l] - agap) <= 1e-9
-        # The power-method layer: x_i + sum_h O_h sum_{j <= i} softmax_j(<Q_h x_i, K_h x_j> / sqrt(d_h)) V_h x_j.
+        # The power-method layer: x_i + sum_h O_h sum_j softmax_j(<Q_h x_i, K_h x_j> / sqrt(d_h)) V_h x_j.
         before = x
         y = x.copy()
         for h in range(H):
             s = slice(h * dh, (h + 1) * dh)
             logits = (x @ q[s].T) @ (x @ kk[s].T).T / np.sqrt(dh)
-            logits[np.triu_indices(V, 1)] = -np.inf
             a = np.exp(logits - logits.max(axis=1, keepdims=True))
             a /= a.sum(axis=1, keepdims=True)
             y += (a @ (x @ v[s].T)) @ o[:, s].T

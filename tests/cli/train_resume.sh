@@ -2,12 +2,14 @@
 # tokdyn train checkpoints for every optimizer x {symmetric, b_Q, b_Q + b_V} x {float, double}: each run is
 # stopped at its first record (the charges of a symmetric run are still at round-off there, so the
 # checkpoint holds no charge reference yet) and again mid-run, resumed both times, and must equal the
-# uninterrupted run bit for bit (timings aside). One rank, a model of a few hundred parameters: the
-# matrix is 24 runs of three invocations each.
+# uninterrupted run bit for bit (timings aside): the parameters stored along the run (records 0, 3 and 4)
+# and the running minimum of F = auto (ECD's default, set for ECDSep) included. One rank, a model of a few
+# hundred parameters: the matrix is 24 runs of three invocations each.
 source "$(dirname "$0")/common.sh"
 text="$SRC/input/train.ini"
 tiny=(--train.steps=4 --train.eval_every=1 --train.batch=2 --train.context=8 --train.eval_sequences=2
-      --model.layers=1 --model.heads=2 --model.channels=8 --train.alignment_null=5 --run.progress_interval=1000)
+      --model.layers=1 --model.heads=2 --model.channels=8 --train.alignment_null=5 --run.progress_interval=1000
+      --train.parameters_every=3 --ecdsep.F0=auto)
 
 checked=0 pairs=()
 for optimizer in ecd ecdsep sgdm adamw; do
