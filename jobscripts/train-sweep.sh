@@ -7,7 +7,7 @@
 # SEEDS, OPTIMIZERS (those `tokdyn train --help` lists: ecd, ecdsep, sgdm, adamw) and SYMMETRIES (symmetric, bq, bqbv) are comma lists (no empty
 # item, no value twice), e.g.
 #   jobscripts/train-sweep.sh input/train.ini runs/train 1,2,3 ecd,sgdm,adamw symmetric,bq,bqbv -p short --
-# Task files: OUTDIR/train-<optimizer>-<symmetry>-s<seed>.h5; the summary: OUTDIR/training.{json,csv} and
+# Task files: OUTDIR/train-<optimizer>-<symmetry>-s<seed>.h5; the summary: OUTDIR/training.{json,csv,md} and
 # OUTDIR/training-{losses,charges,alignment}.png. Options for sbatch itself (partition, account, time, job
 # name) come before a `--` and reach the array and the summary.
 # First checks what the jobs need (a Slurm controller, the binary, the fit's Python modules, a writable OUTDIR,

@@ -2,7 +2,7 @@
 # tokdyn lens and weights.format = train (doc/science.md section 10.8) at test size, from a float64 train run
 # with b_Q and b_V that stores its parameters at every second record (train.parameters_every = 2):
 # - train/parameters holds the stored records (the last row is train/final_parameters, bit for bit);
-# - lens at 1 and 3 ranks agree (1e-12), and every number of /lens equals a NumPy reference computed here from
+# - lens at 1 and 3 ranks agree (1e-12), stopped and resumed it is the uninterrupted run bit for bit, and every number of /lens equals a NumPy reference computed here from
 #   the stored parameters: the eigenvalues of F = O V and of each head's O_h V_h, and the power-method layers
 #   (softmax attention over the whole vocabulary, residual, normalisation) with the alignment of the vocabulary's embeddings;
 # - `tokdyn spectrum` and `tokdyn power` read the same stored step (weights.format = train, weights.step) and
@@ -16,6 +16,11 @@ run 2 train "$SRC/input/train.ini" "${small[@]}" --train.parameters_every=2 --ru
 run 1 lens --lens.run=t.h5 --run.output=l1.h5 > l1.log || fail "lens: $(tail -n 3 l1.log)"
 run 3 lens --lens.run=t.h5 --run.output=l3.h5 > l3.log || fail "lens at 3 ranks: $(tail -n 3 l3.log)"
 compare l1.h5 l3.h5 --tol 1e-12 || fail "lens at 1 and 3 ranks differ"
+# Stopped after the first point and resumed: the uninterrupted run's numbers, bit for bit.
+run 1 lens --lens.run=t.h5 --run.output=lstop.h5 --$STOP=1 > /dev/null || fail "lens stopped at point 1"
+[ "$(status_of lstop.h5.part)" = checkpointed ] || fail "lens: not checkpointed at point 1"
+run 1 lens --lens.run=t.h5 --run.output=lstop.h5 --resume > lresume.log || fail "lens resumed: $(tail -n 3 lresume.log)"
+compare l1.h5 lstop.h5 --tol 0 || fail "the resumed lens run differs from the uninterrupted one"
 grep -q "tokdyn lens: 't.h5' (ecd, b_Q + b_V), GPT L = 2, H = 2, C = 16" l1.log || fail "banner: $(grep 'tokdyn lens' l1.log)"
 run 2 spectrum "$SRC/input/spectrum.ini" --weights.format=train --weights.file=t.h5 --weights.step=10 --spectrum.nev=4 \
   --run.output=s.h5 > s.log || fail "spectrum of step 10: $(tail -n 3 s.log)"
