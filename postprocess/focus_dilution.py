@@ -93,6 +93,17 @@ def read_run(path, allow_partial=False, series=True):
         out.update(read_datasets(g, path, SERIES if series else ("sv_w0", "pi"), ResultError, np.float64))
         # A run that is not complete lacks the end-of-run results (the stage onsets): NaN, not reached.
         out.update(read_numbers(g, path, ATTRIBUTES, ResultError, required=status == "complete"))
+        # The stage-I rate [value, low, high] and the onsets at half and double each threshold [4, 2, 4]: end-of-run
+        # results (files of tokdyn before 2026-12-06 lack the second); NaN when absent.
+        out["stage_I_rate"] = np.full(3, np.nan)
+        out["onset_sensitivity"] = np.full((4, 2, 4), np.nan)
+        for name, shape in (("stage_I_rate", (3,)), ("onset_sensitivity", (4, 2, 4))):
+            if name in g:
+                value = read_datasets(g, path, (name,), ResultError, np.float64)[name]
+                if value.shape != shape:
+                    raise ResultError(f"{path}: dataset /markov/{name} has shape {list(value.shape)}, expected "
+                                      f"{list(shape)}")
+                out[name] = value
         out["criteria"] = to_str(g.attrs.get("stage_criteria", ""))
         # A text's tokens, one a line (a chain's are its state numbers).
         vocabulary = to_str(g.attrs.get("vocabulary", ""))
@@ -111,23 +122,27 @@ def read_run(path, allow_partial=False, series=True):
 
 
 def fit_line(x, y):
-    """Least squares y = a + b x: {slope, low, high, intercept, n} with the 95% interval of the slope (Student t
-    with n - 2 degrees of freedom; NaN for n < 3)."""
+    """Least squares y = a + b x: {slope, low, high, intercept, intercept_low, intercept_high, n} with the 95%
+    intervals of the slope and the intercept (Student t with n - 2 degrees of freedom; NaN for n < 3)."""
     x, y = np.asarray(x, float), np.asarray(y, float)
     n = len(x)
     if n < 2:
-        return {"slope": math.nan, "low": math.nan, "high": math.nan, "intercept": math.nan, "n": n}
+        return {"slope": math.nan, "low": math.nan, "high": math.nan, "intercept": math.nan,
+                "intercept_low": math.nan, "intercept_high": math.nan, "n": n}
     xm, ym = x.mean(), y.mean()
     sxx = float(((x - xm) ** 2).sum())
     b = float(((x - xm) * (y - ym)).sum() / sxx)
     a = float(ym - b * xm)
-    half = math.nan
+    half = half_a = math.nan
     if n > 2:
         from scipy import stats
 
-        se = math.sqrt(float(((y - a - b * x) ** 2).sum()) / (n - 2) / sxx)
-        half = float(stats.t.ppf(0.975, n - 2)) * se
-    return {"slope": b, "low": b - half, "high": b + half, "intercept": a, "n": n}
+        s2 = float(((y - a - b * x) ** 2).sum()) / (n - 2)
+        t = float(stats.t.ppf(0.975, n - 2))
+        half = t * math.sqrt(s2 / sxx)
+        half_a = t * math.sqrt(s2 * (1 / n + xm * xm / sxx))
+    return {"slope": b, "low": b - half, "high": b + half, "intercept": a, "intercept_low": a - half_a,
+            "intercept_high": a + half_a, "n": n}
 
 
 def shade_stages(ax, r, label=False):
@@ -441,7 +456,60 @@ def fit_onsets(runs, lines):
             fit["ratio_to_stage_I_prediction"] = fit["slope"] * sigma
             text += f"; {fit['slope'] * sigma:.3f} x 1/sigma* (no closed-form prediction)"
         lines.append(text)
-    return {"fits": fits}
+        sensitivity_line(runs, x, STAGES.index(s), fit, lines)
+    return {"fits": fits, "stage_I_rate": stage_one_rates(runs, sigma, lines)}
+
+
+THRESHOLDS = ("loss_drop", "mass_rise", "mass_fall", "rank_ratio")
+
+
+def sensitivity_line(runs, x, stage, fit, lines):
+    """The onset's slope against ln(1/eps) refitted with each threshold halved and doubled (the files'
+    onset_sensitivity): fit["sensitivity"] [{threshold, factor, slope, n}] and one line with their range."""
+    variants = []
+    for k, name in enumerate(THRESHOLDS):
+        for f, factor in enumerate((0.5, 2.0)):
+            y = np.array([r["onset_sensitivity"][k, f, stage] for r in runs])
+            ok = np.isfinite(y)
+            v = fit_line(x[ok], y[ok]) if ok.sum() >= 2 else {"slope": math.nan, "n": int(ok.sum())}
+            variants.append({"threshold": name, "factor": factor, "slope": v["slope"], "n": v["n"]})
+    fit["sensitivity"] = variants
+    slopes = np.array([v["slope"] for v in variants])
+    if not np.isfinite(slopes).any():
+        lines.append("      with each threshold halved or doubled: no slope (the files hold no onset_sensitivity, "
+                     "or the stage is reached in fewer than 2 runs)")
+        return
+    lo, hi = int(np.nanargmin(slopes)), int(np.nanargmax(slopes))
+    lines.append(f"      with each threshold halved or doubled: slope {slopes[lo]:.4f} ({variants[lo]['threshold']} x "
+                 f"{variants[lo]['factor']:g}) to {slopes[hi]:.4f} ({variants[hi]['threshold']} x "
+                 f"{variants[hi]['factor']:g}); {int(np.isnan(slopes).sum())} of 8 variants without a slope")
+
+
+def stage_one_rates(runs, sigma, lines):
+    """The stage-I growth rate of each run (its 95% interval: the statistical error) against sigma*, and the
+    systematic error: rate(eps) = r0 + b sqrt(eps) fitted over the runs and extrapolated to eps -> 0. Why
+    sqrt(eps): the rate is fitted over [t_I/4, 3 t_I/4], where |W0| grows to about eps^(1/4) (|W0|^2 m ~ 1 at
+    t_I), and the flow's first nonlinear terms change the rate by O(|W0|^2) = O(eps^(1/2))."""
+    rates = np.array([r["stage_I_rate"] for r in runs], float)
+    eps = np.array([r["value"] for r in runs], float)
+    lines.append(f"  stage-I growth rate of W0 against sigma* = {sigma:.6f}: the interval is the fit's over its "
+                 f"window (statistical); the eps dependence is the systematic error")
+    for e, (v, low, high) in zip(eps, rates):
+        lines.append(f"    eps = {e:<8.3g} rate {v:.6f} [{low:.6f}, {high:.6f}]: {100 * (v / sigma - 1):+.2f} % of "
+                     f"sigma*, half width {100 * (high - low) / 2 / sigma:.2f} %")
+    ok = np.isfinite(rates[:, 0])
+    fit = fit_line(np.sqrt(eps[ok]), rates[ok, 0])
+    out = {"eps": eps.tolist(), "rate": rates[:, 0].tolist(), "low": rates[:, 1].tolist(),
+           "high": rates[:, 2].tolist(), "extrapolation": fit}
+    if not np.isfinite(fit["intercept_low"]):
+        lines.append("    extrapolation to eps -> 0: needs 3 runs with a measured rate")
+        return out
+    inside = fit["intercept_low"] <= sigma <= fit["intercept_high"]
+    out["extrapolation_inside"] = bool(inside)
+    lines.append(f"    rate = r0 + b sqrt(eps): r0 = {fit['intercept']:.6f} [{fit['intercept_low']:.6f}, "
+                 f"{fit['intercept_high']:.6f}] at eps -> 0 ({100 * (fit['intercept'] / sigma - 1):+.2f} % of sigma*, "
+                 + ("inside" if inside else "OUTSIDE") + " the interval), b = " f"{fit['slope']:.4f}")
+    return out
 
 
 def fit_escape(runs, lines):

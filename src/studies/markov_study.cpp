@@ -36,6 +36,8 @@ constexpr OutputDecl kMarkovOutputs[] = {
      "Attention mass on each vocabulary token at each record, sum over the positions holding the token of the attention weight, averaged over the items."},
     {"markov/pi", OutputType::real, "1", "token",
      "Reference law pi over the vocabulary: the chain's stationary law (markov.pi or the stage-IV family) or, for a text, its token frequencies."},
+    {"markov/onset_sensitivity", OutputType::real, "flow time", "threshold, factor, onset",
+     "The onsets t_I .. t_IV (last axis) with one stage threshold (first axis: stages.loss_drop, mass_rise, mass_fall, rank_ratio) multiplied by 1/2 or 2 (middle axis), the others kept; NaN where not reached."},
     {"markov/stage_I_rate", OutputType::real, "1/flow time", "estimate",
      "Measured stage-I growth rate, the least-squares slope of ln |u_1(G)^T W0| against flow time over [t_I/4, 3 t_I/4]: value, low, high (+-1.96 standard errors); NaN when t_I is not reached or fewer than 3 records lie in the window."},
     {"markov/sv_w0", OutputType::real, "1", "record, singular_value",
@@ -454,28 +456,39 @@ class MarkovRun : public RunState {
     return std::sqrt(norm);
   }
 
-  // How much the onsets owe to the thresholds: each one halved and doubled (the others kept), the range of every
-  // onset over the eight; and a warning for an onset read between records more than a quarter of it apart.
-  void print_stage_sensitivity(double log_d, const StageOnsets& s) const {
+  // The onsets with each threshold halved and doubled (the others kept): [threshold (loss_drop, mass_rise,
+  // mass_fall, rank_ratio), factor (1/2, 2), onset (t_I .. t_IV)], NaN where not reached.
+  std::vector<double> stage_sensitivity(double log_d) const {
+    const double StageOnsets::*field[] = {&StageOnsets::condensation, &StageOnsets::focus, &StageOnsets::dilution,
+                                          &StageOnsets::new_direction};
+    double StageThresholds::*knob[] = {&StageThresholds::loss_drop, &StageThresholds::mass_rise,
+                                       &StageThresholds::mass_fall, &StageThresholds::rank_ratio};
+    std::vector<double> out;
+    for (double StageThresholds::*k : knob)
+      for (double factor : {0.5, 2.0}) {
+        StageThresholds th = p_.stages;
+        th.*k *= factor;
+        const StageOnsets o = detect_stages(series_, log_d, th);
+        for (const double StageOnsets::*f : field) out.push_back(o.*f);
+      }
+    return out;
+  }
+
+  // How much the onsets owe to the thresholds (stage_sensitivity): the range of every onset over the eight; and a
+  // warning for an onset read between records more than a quarter of it apart.
+  void print_stage_sensitivity(const std::vector<double>& sensitivity, const StageOnsets& s) const {
     const double StageOnsets::*field[] = {&StageOnsets::condensation, &StageOnsets::focus, &StageOnsets::dilution,
                                           &StageOnsets::new_direction};
     const char* names[] = {"t_I", "t_II", "t_III", "t_IV"};
     double low[4], high[4];
     int missing[4] = {0, 0, 0, 0};
     for (int i = 0; i < 4; ++i) low[i] = INFINITY, high[i] = -INFINITY;
-    double StageThresholds::*knob[] = {&StageThresholds::loss_drop, &StageThresholds::mass_rise,
-                                       &StageThresholds::mass_fall, &StageThresholds::rank_ratio};
-    for (double StageThresholds::*k : knob)
-      for (double factor : {0.5, 2.0}) {
-        StageThresholds th = p_.stages;
-        th.*k *= factor;
-        const StageOnsets o = detect_stages(series_, log_d, th);
-        for (int i = 0; i < 4; ++i) {
-          const double t = o.*field[i];
-          if (std::isnan(t)) ++missing[i];
-          else low[i] = std::min(low[i], t), high[i] = std::max(high[i], t);
-        }
-      }
+    for (std::size_t v = 0; v < sensitivity.size(); ++v) {
+      const double t = sensitivity[v];
+      const std::size_t i = v % 4;
+      if (std::isnan(t)) ++missing[i];
+      else low[i] = std::min(low[i], t), high[i] = std::max(high[i], t);
+    }
     std::string text = "stage onsets with each threshold halved and doubled (stages.*):";
     for (int i = 0; i < 4; ++i) {
       char part[96];
@@ -508,6 +521,8 @@ class MarkovRun : public RunState {
                                                      {"t_III", s.dilution},   {"t_IV", s.new_direction}};
     for (const auto& [name, v] : onsets) g.attribute(name, v);
     g.write("stage_I_rate", {s.rate.value, s.rate.low, s.rate.high});
+    const std::vector<double> sensitivity = stage_sensitivity(log_d);
+    g.write("onset_sensitivity", sensitivity, {4, 2, 4});
     g.attribute("stage_criteria", stage_criteria(p_.stages));
     auto when = [](double t) {
       char b[32];
@@ -517,7 +532,7 @@ class MarkovRun : public RunState {
     comm_.print("stages: condensation t_I = " + when(s.condensation) + " (predicted " + when(t_one_) +
                 "), focus t_II = " + when(s.focus) + ", dilution t_III = " + when(s.dilution) +
                 ", new direction t_IV = " + when(s.new_direction));
-    print_stage_sensitivity(log_d, s);
+    print_stage_sensitivity(sensitivity, s);
     char line[256];
     if (std::isnan(s.rate.value)) {
       std::snprintf(line, sizeof line,

@@ -77,10 +77,18 @@ def test_real_sweep(tmp_path, real_input, run_script, check_png):
         assert onsets == sorted(onsets)
     assert len(prefix.with_suffix(".csv").read_text().strip().splitlines()) == 4
     assert "predicted 1/sigma*" in result.stdout
+    # The onsets at half and double each threshold, refitted: 8 variants of each stage; stage I moves by little
+    # (its criterion is the loss), and the stage-I rate's extrapolation to eps -> 0 is printed.
+    variants = data["fits"]["t_I"]["sensitivity"]
+    assert len(variants) == 8 and all(math.isfinite(v["slope"]) for v in variants)
+    assert all(abs(v["slope"] / fit["slope"] - 1) < 0.2 for v in variants)
+    rates = data["stage_I_rate"]
+    assert len(rates["rate"]) == 3 and math.isfinite(rates["extrapolation"]["intercept"])
+    assert "rate = r0 + b sqrt(eps)" in result.stdout
 
 
 def write_run(path, onsets, eps=1e-4, delta=0.0, flow="", sigma_star=0.5, time=None, sv2=None, status="complete",
-              d=4, m=3):
+              d=4, m=3, rate=None, sensitivity=None):
     """A file with the layout of a markov run (the datasets the script reads), values chosen by the test."""
     time = np.linspace(0, 100, 101) if time is None else time
     n = len(time)
@@ -109,6 +117,10 @@ def write_run(path, onsets, eps=1e-4, delta=0.0, flow="", sigma_star=0.5, time=N
         g.attrs["sigma_star"] = sigma_star
         g.attrs["sigma_1"] = sigma_star
         g.attrs["t_I_predicted"] = onsets[0]
+        if rate is not None:
+            g["stage_I_rate"] = np.array(rate, float)
+        if sensitivity is not None:
+            g["onset_sensitivity"] = np.array(sensitivity, float)
 
 
 def test_eps_fit_recovers_slopes(tmp_path, run_script):
@@ -130,6 +142,36 @@ def test_eps_fit_recovers_slopes(tmp_path, run_script):
     assert data["fits"]["t_IV"]["n"] == 4
     assert data["fits"]["t_I"]["relative_difference"] == pytest.approx(2.0 * 0.52 - 1, rel=1e-12)
     assert "OUTSIDE the interval" in result.stdout
+
+
+def test_threshold_variants_and_rate_extrapolation(tmp_path, run_script):
+    """Onsets of each threshold variant on exact lines (slope 1 + k + f/2 for threshold k, factor f): the refitted
+    slopes are those (round-off). Stage-I rates on r0 + b sqrt(eps) with a small wobble: r0 and its 95% interval
+    are least squares' (numpy's polyfit and the closed-form standard error)."""
+    eps_values, r0, b = [1e-2, 1e-3, 1e-4, 1e-5], 0.47, 0.05
+    wobble = [1e-5, -2e-5, 1.5e-5, -0.5e-5]
+    for k, eps in enumerate(eps_values):
+        x = math.log(1 / eps)
+        sens = [[[1 + (1 + t + f / 2) * x for _ in fd.STAGES] for f in range(2)] for t in range(4)]
+        rate = r0 + b * math.sqrt(eps) + wobble[k]
+        write_run(tmp_path / f"eps-{k}.h5", [1 + 2 * x, 2 + 3 * x, 3 + 4 * x, 4 + 5 * x], eps=eps, sigma_star=0.47,
+                  rate=[rate, rate - 1e-4, rate + 1e-4], sensitivity=sens)
+    result = run_script("sweep", tmp_path, "-o", tmp_path / "fit")
+    assert result.returncode == 0, result.stderr
+    data = json.loads((tmp_path / "fit.json").read_text())
+    for v, (t, f) in zip(data["fits"]["t_II"]["sensitivity"], [(t, f) for t in range(4) for f in range(2)]):
+        assert v["threshold"] == fd.THRESHOLDS[t] and v["factor"] == (0.5, 2.0)[f]
+        assert v["slope"] == pytest.approx(1 + t + f / 2, rel=1e-12)
+    x = np.sqrt(eps_values)
+    y = np.array([r0 + b * math.sqrt(e) + w for e, w in zip(eps_values, wobble)])
+    slope, intercept = np.polyfit(x, y, 1)
+    s2 = ((y - intercept - slope * x) ** 2).sum() / 2
+    from scipy import stats
+    half = stats.t.ppf(0.975, 2) * math.sqrt(s2 * (1 / 4 + x.mean() ** 2 / ((x - x.mean()) ** 2).sum()))
+    e = data["stage_I_rate"]["extrapolation"]
+    assert e["intercept"] == pytest.approx(intercept, rel=1e-12) and e["slope"] == pytest.approx(slope, rel=1e-9)
+    assert e["intercept_high"] - e["intercept"] == pytest.approx(half, rel=1e-9)
+    assert data["stage_I_rate"]["extrapolation_inside"] == (e["intercept_low"] <= 0.47 <= e["intercept_high"])
 
 
 def test_delta_fit_recovers_rate(tmp_path, run_script):
