@@ -12,4 +12,12 @@ std::vector<double> layer_matrix(const LayerWeights& w) {
   return f;
 }
 
+std::vector<double> head_matrix(const LayerWeights& w, int h) {
+  const int d = w.d, D = w.width(), dh = w.head_dim;
+  std::vector<double> f(static_cast<std::size_t>(d) * d, 0.0);
+  const std::size_t at = static_cast<std::size_t>(h) * dh;
+  if (dh > 0) gemm_nn(d, d, dh, 1.0, w.output.data() + at, D, w.value.data() + at * d, d, 0.0, f.data(), d);
+  return f;
+}
+
 }  // namespace tokdyn

@@ -53,22 +53,6 @@ constexpr OutputDecl kLensOutputs[] = {
 };
 const DeclaredOutputs kLensDeclared("lens", kLensOutputs);
 
-// Head h of layer w alone: Q_h, K_h, V_h [d_h, d], O_h [d, d_h]; its layer matrix is F_h = O_h V_h.
-LayerWeights one_head(const LayerWeights& w, int h) {
-  const std::size_t d = w.d, dh = w.head_dim, D = w.width();
-  LayerWeights o;
-  o.d = w.d, o.heads = 1, o.head_dim = w.head_dim, o.score_scale = w.score_scale;
-  auto rows = [&](const std::vector<double>& m) {
-    return std::vector<double>(m.begin() + static_cast<std::ptrdiff_t>(h * dh * d),
-                               m.begin() + static_cast<std::ptrdiff_t>((h + 1) * dh * d));
-  };
-  o.query = rows(w.query), o.key = rows(w.key), o.value = rows(w.value);
-  o.output.resize(d * dh);
-  for (std::size_t i = 0; i < d; ++i)
-    for (std::size_t j = 0; j < dh; ++j) o.output[i * dh + j] = w.output[i * D + h * dh + j];
-  return o;
-}
-
 std::string step_text(std::int64_t step) { return step < 0 ? "last" : std::to_string(step); }
 
 }  // namespace
@@ -125,7 +109,7 @@ class LensRun : public RunState {
       row_.lambda1[l] = lead.modulus, row_.gap[l] = lead.gap, row_.acting[l] = acting.modulus;
       row_.acting_gap[l] = acting.gap;
       for (std::size_t h = 0; h < H; ++h) {
-        const LeadingDirection one = leading_direction(d_, layer_matrix(one_head(w, static_cast<int>(h))), false);
+        const LeadingDirection one = leading_direction(d_, head_matrix(w, static_cast<int>(h)), false);
         row_.head_lambda1[l * H + h] = one.modulus, row_.head_gap[l * H + h] = one.gap;
       }
       const std::vector<double> before = x;

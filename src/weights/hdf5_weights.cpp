@@ -12,6 +12,7 @@
 #include "tokdyn/io/checkpoint.hpp"
 #include "tokdyn/io/hdf5.hpp"
 #include "tokdyn/io/outputs.hpp"
+#include "tokdyn/io/safetensors.hpp"
 
 namespace tokdyn {
 namespace {
@@ -40,10 +41,9 @@ constexpr OutputDecl kWeightFileOutputs[] = {
 const DeclaredOutputs kWeightFileDeclared("weights (tokdyn weights)", kWeightFileOutputs);
 
 
+// An HDF5 shape as text, "[3, 4]" (safetensors' shape_text).
 std::string dims_text(const std::vector<hsize_t>& shape) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
+  return shape_text(std::vector<std::int64_t>(shape.begin(), shape.end()));
 }
 
 class Hdf5Weights final : public WeightSource {

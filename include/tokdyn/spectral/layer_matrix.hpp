@@ -9,5 +9,7 @@ namespace tokdyn {
 
 // F [d, d] row-major from one layer's O [d, D] and V [D, d].
 std::vector<double> layer_matrix(const LayerWeights& w);
+// One head's share F_h = O_h V_h [d, d] (rank d_h): O's columns and V's rows [h d_h, (h+1) d_h).
+std::vector<double> head_matrix(const LayerWeights& w, int h);
 
 }  // namespace tokdyn
