@@ -4,6 +4,7 @@
 Usage:
     focus_dilution.py run RUN.h5 [-o OUT.png] [--allow-partial]
     focus_dilution.py sweep DIR [-o PREFIX] [--allow-partial]
+    focus_dilution.py escape DIR [DIR ...] [-o PREFIX] [--allow-partial]
 
 run: the stage figure OUT.png (default RUN.png): (a) loss against ln d, (b) attention entropy over positions
 H(a)/log s and over tokens (of the mass per token, / log d),
@@ -19,11 +20,18 @@ sweep: every run file in DIR (the array tasks of jobscripts/markov-sweep.sh); th
 the deck key that differs between them, model.eps or markov.delta.
 - eps: each onset t_I .. t_IV against ln(1/eps), fitted by least squares t = a + b ln(1/eps) with the 95%
   interval of b (Student t, n - 2 degrees of freedom), next to the prediction of stage I: b = 1/sigma*
-  (t_I = ln(1/(eps^2 m)) / (2 sigma*)), i.e. ln(10)/sigma* per decade of eps.
+  (t_I = ln(1/(eps^2 m)) / (2 sigma*)), i.e. ln(10)/sigma* per decade of eps; each run's stage-I rate
+  against sigma* with its extrapolation to eps -> 0, and its growth of |WQ| before focus against the focus
+  rate sigma_max(W0^T H W0).
 - delta: the stage-IV escape rate lambda(delta), the slope of ln sigma_2(W0) over the second half of
   [t_III, t_IV] (t_IV: sigma_2(W0) = 0.1 sigma_1(W0); T when not reached), with its 95% interval; the
-  fit lambda = lambda_0 + kappa delta, and the exponent p of lambda - lambda_0 ~ delta^p over delta > 0
-  (p = 1: a Theta(delta) escape), next to t_IV(delta) (the stall at delta = 0).
+  fit lambda = lambda_0 + kappa delta, the quadratic lambda = c0 + c1 delta + c2 delta^2 (is there a term
+  linear in delta: 0 inside c1's interval?), and the exponent p of lambda - lambda(0) ~ |delta|^p over
+  delta > 0 and, where the sweep has them, over delta < 0 (p = 1: a Theta(delta) escape) with the odd part
+  (lambda(delta) - lambda(-delta)) / 2; next to t_IV(delta) (the stall at delta = 0).
+escape: several delta sweeps (one directory each, e.g. two families c at three eps) side by side: a line
+  and a CSV row per sweep (lambda(0), c1, c2, c2 / |c|^2, p) and PREFIX.png (default PREFIX: escape):
+  lambda(delta) - lambda(0) against |delta| |c| on log axes with slopes 1 and 2, and lambda against delta |c|.
 Writes PREFIX.json, PREFIX.csv (a row per run) and PREFIX.png (default PREFIX: DIR/focus-dilution-KIND)
 and prints the fits, each measurement next to its prediction. Every figure's title names the run's
 parameters (a sweep's: those its runs share).
@@ -97,7 +105,9 @@ def read_run(path, allow_partial=False, series=True):
         # results (files of tokdyn before 2026-12-06 lack the second); NaN when absent.
         out["stage_I_rate"] = np.full(3, np.nan)
         out["onset_sensitivity"] = np.full((4, 2, 4), np.nan)
-        for name, shape in (("stage_I_rate", (3,)), ("onset_sensitivity", (4, 2, 4))):
+        out["focus_growth"] = np.full(3, np.nan)  # with the focus rate: files of tokdyn since 2026-12-06
+        out["focus_rate"] = float(g.attrs.get("focus_rate", math.nan))
+        for name, shape in (("stage_I_rate", (3,)), ("onset_sensitivity", (4, 2, 4)), ("focus_growth", (3,))):
             if name in g:
                 value = read_datasets(g, path, (name,), ResultError, np.float64)[name]
                 if value.shape != shape:
@@ -143,6 +153,28 @@ def fit_line(x, y):
         half_a = t * math.sqrt(s2 * (1 / n + xm * xm / sxx))
     return {"slope": b, "low": b - half, "high": b + half, "intercept": a, "intercept_low": a - half_a,
             "intercept_high": a + half_a, "n": n}
+
+
+def fit_quadratic(x, y):
+    """Least squares y = c0 + c1 x + c2 x^2: {"c0", "c1", "c2": {value, low, high}, "n"} with 95% intervals
+    (Student t with n - 3 degrees of freedom; NaN for n < 4)."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    n = len(x)
+    out = {f"c{k}": {"value": math.nan, "low": math.nan, "high": math.nan} for k in range(3)}
+    out["n"] = n
+    if n < 3:
+        return out
+    design = np.column_stack([np.ones(n), x, x * x])
+    coef, *_ = np.linalg.lstsq(design, y, rcond=None)
+    half = np.full(3, math.nan)
+    if n > 3:
+        from scipy import stats
+
+        s2 = float(((y - design @ coef) ** 2).sum()) / (n - 3)
+        half = float(stats.t.ppf(0.975, n - 3)) * np.sqrt(s2 * np.diag(np.linalg.inv(design.T @ design)))
+    for k in range(3):
+        out[f"c{k}"] = {"value": float(coef[k]), "low": float(coef[k] - half[k]), "high": float(coef[k] + half[k])}
+    return out
 
 
 def shade_stages(ax, r, label=False):
@@ -414,7 +446,12 @@ def sweep(args):
     key, runs = sweep_runs(args.input, args.allow_partial)
     result, rows, lines = sweep_fit(key, runs)
     prefix = args.output or os.path.join(args.input, f"focus-dilution-{result['kind']}")
-    save(make_sweep_figure(runs, result), prefix + ".png", sweep_status(result))
+    return write_results(prefix, make_sweep_figure(runs, result), sweep_status(result), result, rows, lines)
+
+
+def write_results(prefix, fig, status, result, rows, lines):
+    """PREFIX.png (fig, marked with status), PREFIX.json (result), PREFIX.csv (rows); prints lines."""
+    save(fig, prefix + ".png", status)
     with open(prefix + ".json", "w") as f:
         json.dump(result, f, indent=1, default=lambda v: None)
     with open(prefix + ".csv", "w", newline="") as f:
@@ -457,7 +494,26 @@ def fit_onsets(runs, lines):
             text += f"; {fit['slope'] * sigma:.3f} x 1/sigma* (no closed-form prediction)"
         lines.append(text)
         sensitivity_line(runs, x, STAGES.index(s), fit, lines)
-    return {"fits": fits, "stage_I_rate": stage_one_rates(runs, sigma, lines)}
+    return {"fits": fits, "stage_I_rate": stage_one_rates(runs, sigma, lines), "focus_growth": focus_rates(runs, lines)}
+
+
+def focus_rates(runs, lines):
+    """Each run's growth rate of |WQ| over the second half of [t_I, t_II] next to its prediction, the focus rate
+    sigma_max(W0^T H W0) averaged there (files since 2026-12-06; NaN before)."""
+    out = {"eps": [r["value"] for r in runs], "growth": [float(r["focus_growth"][0]) for r in runs],
+           "low": [float(r["focus_growth"][1]) for r in runs], "high": [float(r["focus_growth"][2]) for r in runs],
+           "focus_rate": [r["focus_rate"] for r in runs]}
+    lines.append("  before focus: the growth rate of |WQ| over the second half of [t_I, t_II] against the focus rate "
+                 "sigma_max(W0^T H W0) there")
+    for e, g, low, high, f in zip(out["eps"], out["growth"], out["low"], out["high"], out["focus_rate"]):
+        if not np.isfinite(g):
+            lines.append(f"    eps = {e:<8.3g} not measured (t_II not reached, or too few records)")
+        elif not np.isfinite(f):
+            lines.append(f"    eps = {e:<8.3g} growth {g:.6f} [{low:.6f}, {high:.6f}]; no focus rate in the file")
+        else:
+            lines.append(f"    eps = {e:<8.3g} growth {g:.6f} [{low:.6f}, {high:.6f}] against {f:.6f} "
+                         f"({100 * (g / f - 1):+.2f} %)")
+    return out
 
 
 THRESHOLDS = ("loss_drop", "mass_rise", "mass_fall", "rank_ratio")
@@ -530,25 +586,129 @@ def fit_escape(runs, lines):
     out = {"linear": linear, "t_IV": t4.tolist(), "escape_rate": rate.tolist()}
     lines.append(f"  lambda(delta) = lambda_0 + kappa delta: kappa = {linear['slope']:.4f} [{linear['low']:.4f}, "
                  f"{linear['high']:.4f}], lambda_0 = {linear['intercept']:.5f}")
+    # A term linear in delta, if there is one, is c1 of the quadratic; both signs of delta pin it down.
+    quadratic = fit_quadratic(delta[ok], rate[ok])
+    out["quadratic"] = quadratic
+    c1, c2 = quadratic["c1"], quadratic["c2"]
+    if np.isfinite(c1["low"]):
+        lines.append(f"  lambda(delta) = c0 + c1 delta + c2 delta^2: c1 = {c1['value']:.4f} [{c1['low']:.4f}, "
+                     f"{c1['high']:.4f}] (" + ("0 inside" if c1["low"] <= 0 <= c1["high"] else "0 OUTSIDE")
+                     + f" the interval), c2 = {c2['value']:.3f} [{c2['low']:.3f}, {c2['high']:.3f}]")
     zero = np.flatnonzero(delta == 0)
     if zero.size:
         base = rate[zero[0]]
-        positive = (delta > 0) & np.isfinite(rate) & (rate > base)
-        power = fit_line(np.log(delta[positive]), np.log(rate[positive] - base))
-        out["exponent"] = power
         out["rate_at_zero"] = float(base)
-        if not np.isfinite(power["low"]):
-            verdict = "too few runs with delta > 0 for an interval (at least 3)"
-        else:
-            # p = 1: a Theta(delta) rate; p = 2: the lowest order allowed when lambda is even in delta.
-            verdict = "; ".join(f"p = {q}: " + ("inside" if power["low"] <= q <= power["high"] else "OUTSIDE")
-                                + " the interval" for q in (1, 2))
-            verdict = ("consistent with Theta(delta)" if power["low"] <= 1 <= power["high"] else
-                       "NOT consistent with Theta(delta)") + f" ({verdict})"
-        lines.append(f"  lambda(delta) - lambda(0) ~ delta^p: p = {power['slope']:.3f} [{power['low']:.3f}, "
-                     f"{power['high']:.3f}] against p = 1: {verdict}; lambda(0) = {base:.5f} (delta = 0: "
-                     + (f"t_IV = {t4[zero[0]]:.4g}" if np.isfinite(t4[zero[0]]) else "t_IV not reached") + ")")
+        for side, sign in (("exponent", 1), ("exponent_negative", -1)):
+            chosen = (sign * delta > 0) & np.isfinite(rate) & (rate > base)
+            if side == "exponent_negative" and not (sign * delta > 0).any():
+                continue
+            power = fit_line(np.log(sign * delta[chosen]), np.log(rate[chosen] - base))
+            out[side] = power
+            lines.append(f"  lambda(delta) - lambda(0) ~ |delta|^p over delta {'>' if sign > 0 else '<'} 0: "
+                         + exponent_verdict(power) + f"; lambda(0) = {base:.5f} (delta = 0: "
+                         + (f"t_IV = {t4[zero[0]]:.4g}" if np.isfinite(t4[zero[0]]) else "t_IV not reached") + ")")
+    # The odd part (lambda(delta) - lambda(-delta)) / 2 where both signs ran: zero for a family symmetric in delta.
+    odd = [(d, (rate[i] - rate[np.flatnonzero(delta == -d)[0]]) / 2) for i, d in enumerate(delta)
+           if d > 0 and (delta == -d).any()]
+    if odd:
+        out["odd_part"] = [{"delta": float(d), "value": float(v)} for d, v in odd]
+        lines.append("  odd part (lambda(delta) - lambda(-delta)) / 2: "
+                     + ", ".join(f"{v:+.5f} at delta = {d:g}" for d, v in odd))
     return out
+
+
+def exponent_verdict(power):
+    """p of lambda - lambda(0) ~ |delta|^p with its interval, against p = 1 (a Theta(delta) rate) and p = 2 (the
+    lowest order of a smooth rate with no linear term)."""
+    text = f"p = {power['slope']:.3f} [{power['low']:.3f}, {power['high']:.3f}]"
+    if not np.isfinite(power["low"]):
+        return text + ": too few runs for an interval (at least 3)"
+    return text + ": " + "; ".join(f"p = {q} " + ("inside" if power["low"] <= q <= power["high"] else "OUTSIDE")
+                                   for q in (1, 2))
+
+
+def escape_summary(args):
+    """Several delta sweeps (one directory each: a family and an eps) side by side: a line and a CSV row per
+    sweep, and the figure PREFIX.png of lambda(delta) - lambda(0) against |delta c| (c the family's direction)."""
+    sweeps = []
+    for directory in args.input:
+        key, runs = sweep_runs(directory, args.allow_partial)
+        if SWEPT_KEYS[key] != "delta":
+            raise ResultError(f"{directory}: a sweep over {key}, not markov.delta")
+        lines = []
+        for r in runs:
+            r["escape"] = escape_rate(r)
+        fit = fit_escape(runs, lines)
+        family = runs[0]["deck"].get("markov.family_c", "")
+        c = np.array([float(v) for v in str(family).split(",")]) if family else np.full(1, np.nan)
+        sweeps.append({"directory": directory, "family_c": str(family), "c_norm2": float(c @ c),
+                       "eps": float(runs[0]["deck"].get("model.eps", "nan")), "T": float(runs[0]["time"][-1]),
+                       "delta": [r["value"] for r in runs], "fit": fit, "status": sorted({r["status"] for r in runs}),
+                       "deck": common_parameters(r["deck"] for r in runs)})
+    rows, lines = [], ["stage-IV escape rate lambda(delta) per sweep (slope of ln sigma_2(W0) over the second half of "
+                       "[t_III, t_IV]); c2 / |c|^2: the quadratic term per unit of |delta c|^2"]
+    for sw in sweeps:
+        f = sw["fit"]
+        q = f["quadratic"]
+        pos, neg = f.get("exponent", {}), f.get("exponent_negative", {})
+        row = {"directory": sw["directory"], "family_c": sw["family_c"], "eps": sw["eps"], "T": sw["T"],
+               "runs": len(sw["delta"]), "lambda_0": f.get("rate_at_zero", math.nan),
+               "c1": q["c1"]["value"], "c1_low": q["c1"]["low"], "c1_high": q["c1"]["high"],
+               "c2": q["c2"]["value"], "c2_low": q["c2"]["low"], "c2_high": q["c2"]["high"],
+               "c2_per_c_norm2": q["c2"]["value"] / sw["c_norm2"],
+               "p": pos.get("slope", math.nan), "p_low": pos.get("low", math.nan), "p_high": pos.get("high", math.nan),
+               "p_negative": neg.get("slope", math.nan)}
+        rows.append(row)
+        lines.append(f"  c = ({sw['family_c']}), eps = {sw['eps']:.3g}: lambda(0) = {row['lambda_0']:.5f}; c1 = "
+                     f"{row['c1']:+.4f} [{row['c1_low']:+.4f}, {row['c1_high']:+.4f}]; c2 = {row['c2']:.3f} "
+                     f"[{row['c2_low']:.3f}, {row['c2_high']:.3f}], per |c|^2 {row['c2_per_c_norm2']:.3f}; p over "
+                     f"delta > 0 = {row['p']:.3f} [{row['p_low']:.3f}, {row['p_high']:.3f}]"
+                     + (f", over delta < 0 = {row['p_negative']:.3f}" if np.isfinite(row["p_negative"]) else ""))
+    status = "complete" if all(sw["status"] == ["complete"] for sw in sweeps) else "partial"
+    return write_results(args.output or "escape", make_escape_figure(sweeps), status, {"sweeps": sweeps, "rows": rows},
+                         rows, lines)
+
+
+def make_escape_figure(sweeps):
+    """(a) lambda(delta) - lambda(0) against |delta| |c| on log axes, a line per sweep, with slopes 1 and 2
+    for reference; (b) lambda(delta) against delta |c| (signed)."""
+    fig, (a, b) = plt.subplots(1, 2, figsize=(14, 5.5))
+    families = sorted({sw["family_c"] for sw in sweeps})
+    epsilons = sorted({sw["eps"] for sw in sweeps})
+    markers = "osD^v<>"
+    span = []
+    for sw in sweeps:
+        delta = np.array(sw["delta"])
+        rate = np.array(sw["fit"]["escape_rate"])
+        base = sw["fit"].get("rate_at_zero", math.nan)
+        scale = math.sqrt(sw["c_norm2"])
+        style = dict(marker=markers[families.index(sw["family_c"]) % len(markers)],
+                     color=f"C{epsilons.index(sw['eps']) % 10}",
+                     label=f"c = ({sw['family_c']}), eps = {sw['eps']:.3g}")
+        for sign, ls in ((1, "-"), (-1, ":")):
+            chosen = (sign * delta > 0) & (rate > base)
+            if chosen.any():
+                x = sign * delta[chosen] * scale
+                a.loglog(x, rate[chosen] - base, ls=ls, **style)
+                span.extend(x)
+                style["label"] = None
+        b.plot(delta * scale, rate, ls="-", **dict(style, label=f"c = ({sw['family_c']}), eps = {sw['eps']:.3g}"))
+    if span:
+        x = np.array([min(span), max(span)])
+        top = max(max(np.array(sw["fit"]["escape_rate"]) - sw["fit"].get("rate_at_zero", math.nan)) for sw in sweeps)
+        for p, ls in ((1, "--"), (2, "-.")):
+            a.loglog(x, top * (x / x[-1]) ** p, color="0.5", ls=ls, lw=0.8, label=f"slope {p}")
+    a.set_xlabel(r"$|\delta|\,|c|$ (dotted: $\delta < 0$)")
+    a.set_ylabel(r"$\lambda(\delta) - \lambda(0)$")
+    readable_log_axis(a.xaxis)
+    readable_log_axis(a.yaxis)
+    a.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
+    b.set_xlabel(r"$\delta\,|c|$")
+    b.set_ylabel(r"escape rate $\lambda(\delta)$")
+    set_title(fig, "markov", common_parameters(sw["deck"] for sw in sweeps), f"{len(sweeps)} delta sweeps",
+              "complete", (), fontsize="medium")
+    fig.tight_layout()
+    return fig
 
 
 def set_sweep_title(fig, runs, kind, extra=()):
@@ -588,7 +748,7 @@ def make_eps_figure(runs, result):
 
 
 def make_delta_figure(runs, result):
-    fig, (a, b, c) = plt.subplots(1, 3, figsize=(18, 5.5))
+    fig, (a, b, c) = plt.subplots(1, 3, figsize=(19, 5.5))
     for k, r in enumerate(runs):
         sv = r["sv_w0"]
         a.semilogy(r["time"], sv[:, 1] / sv[:, 0], color=f"C{k % 10}", label=f"delta = {r['value']:.3g}")
@@ -597,7 +757,8 @@ def make_delta_figure(runs, result):
     a.axhline(0.1, color="k", lw=0.6, ls="--", label=r"$t_{IV}$ threshold")
     a.set_xlabel("flow time t")
     a.set_ylabel(r"$\sigma_2(W_0) / \sigma_1(W_0)$")
-    a.legend(fontsize="small")
+    # Beside the panel: with many runs a legend inside covers the curves.
+    a.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
     delta = np.array([r["value"] for r in runs])
     rate = np.array([r["escape"]["rate"] for r in runs])
     low = np.array([r["escape"]["low"] for r in runs])
@@ -605,7 +766,7 @@ def make_delta_figure(runs, result):
     b.errorbar(delta, rate, yerr=[rate - low, high - rate], fmt="o", capsize=3, label="escape rate (95%)")
     lin = result["linear"]
     if np.isfinite(lin["slope"]):
-        ds = np.linspace(0, delta.max(), 50)
+        ds = np.linspace(min(0, delta.min()), delta.max(), 50)
         b.plot(ds, lin["intercept"] + lin["slope"] * ds, "k-", lw=0.8,
                label=rf"$\lambda_0 + \kappa\delta$, $\kappa$ = {lin['slope']:.3f} [{lin['low']:.3f}, {lin['high']:.3f}]")
     power = result.get("exponent")
@@ -636,15 +797,20 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="mode", required=True)
     for mode, what in (("run", "a run file: the stage figure and the PCA of the embeddings"),
-                       ("sweep", "a directory of runs swept over eps or delta: the fits")):
+                       ("sweep", "a directory of runs swept over eps or delta: the fits"),
+                       ("escape", "several directories of delta sweeps (families, eps): the escape rates side by side")):
         p = sub.add_parser(mode, help=what)
-        p.add_argument("input", help="RUN.h5" if mode == "run" else "DIR")
+        if mode == "escape":
+            p.add_argument("input", nargs="+", help="DIR ...")
+        else:
+            p.add_argument("input", help="RUN.h5" if mode == "run" else "DIR")
         p.add_argument("-o", "--output", help="OUT.png" if mode == "run" else "PREFIX of .json, .csv, .png")
         p.add_argument(*ALLOW_PARTIAL[0], **ALLOW_PARTIAL[1])
     args = parser.parse_args(argv)
     from tokdyn_h5 import run_cli
 
-    return run_cli(PROG, ResultError, lambda: plot_run(args) if args.mode == "run" else sweep(args))
+    modes = {"run": plot_run, "sweep": sweep, "escape": escape_summary}
+    return run_cli(PROG, ResultError, lambda: modes[args.mode](args))
 
 
 if __name__ == "__main__":

@@ -123,6 +123,14 @@ MarkovObservables markov_observables(const OneLayerShape& shape, const double* t
   o.drift_k = now.scale_k > 0 ? frobenius(dk) / now.scale_k : 0.0;
   o.norm_wq = frobenius(std::vector<double>(WQ, WQ + static_cast<std::size_t>(m) * mk));
   o.norm_wk = frobenius(std::vector<double>(WK, WK + static_cast<std::size_t>(m) * mk));
+  const std::vector<double> A = focus_matrix(shape, theta, e.score_gradient);  // [m, m]
+  o.focus_rate = singular_values(A.data(), m, m)[0];
+  double along = 0;  // <WQ, A WK>
+  for (int a = 0; a < m; ++a)
+    for (int b = 0; b < m; ++b)
+      for (int c = 0; c < mk; ++c) along += WQ[a * mk + c] * A[static_cast<std::size_t>(a) * m + b] * WK[b * mk + c];
+  const double size = o.norm_wq * o.norm_wq + o.norm_wk * o.norm_wk;
+  o.qk_rate = size > 0 ? 2 * along / size : 0.0;
   return o;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "tokdyn/core/errors/error.hpp"
 #include "tokdyn/core/numerics/lapack.hpp"
@@ -165,6 +166,7 @@ OneLayerEvaluation evaluate_one_layer(const OneLayerShape& shape, const double* 
   out.entropy = entropy;
   out.mass.assign(mass, mass + d);
   if (!grad) return out;
+  out.score_gradient.assign(dS, dS + dd);
   double* gW0 = grad + shape.w0();
   double* gWQ = grad + shape.wq();
   double* gWK = grad + shape.wk();
@@ -185,6 +187,19 @@ OneLayerEvaluation evaluate_one_layer(const OneLayerShape& shape, const double* 
   add_matmul_tn(W0, dK.data(), gWK, m, d, mk);  // dWK = W0^T dK
   add_matmul_tn(W0, dM, gW1, m, d, d);          // dW1 = W0^T dM
   return out;
+}
+
+std::vector<double> focus_matrix(const OneLayerShape& shape, const double* theta,
+                                 const std::vector<double>& score_gradient) {
+  const int d = shape.d, m = shape.m;
+  if (score_gradient.size() != static_cast<std::size_t>(d) * d)
+    throw std::logic_error("focus_matrix needs the score gradient of an evaluation with a gradient");
+  const double* W0 = shape.weights(theta).W0;
+  std::vector<double> HW0(static_cast<std::size_t>(d) * m), A(static_cast<std::size_t>(m) * m, 0.0);
+  product(score_gradient.data(), W0, HW0.data(), d, d, m);  // [d, m] (dL/dS) W0
+  for (double& v : HW0) v *= -1 / shape.tau;                 // H W0
+  add_matmul_tn(W0, HW0.data(), A.data(), m, d, m);          // W0^T H W0
+  return A;
 }
 
 void initial_one_layer(const OneLayerShape& shape, double eps, std::uint64_t seed, double* theta) {

@@ -6,7 +6,7 @@
 namespace tokdyn {
 
 std::string stage_criteria(const StageThresholds& th) {
-  char text[1024];
+  char text[1280];
   std::snprintf(text, sizeof text,
                 "condensation (I): the first time the loss is %g below ln d (linear between records); "
                 "focus (II): the first time after I that the attention mass on the most frequent token exceeds its "
@@ -15,7 +15,8 @@ std::string stage_criteria(const StageThresholds& th) {
                 "while |WQ| grew; new direction (IV): the first time after I that sigma_2(W0) reaches %g sigma_1(W0) "
                 "again, after it was below (W0 of rank one); "
                 "stage-I rate: the least-squares slope of ln |u_1(G)^T W0| (W0 along the growing direction) over t in "
-                "[t_I/4, 3 t_I/4], +-1.96 standard errors",
+                "[t_I/4, 3 t_I/4], +-1.96 standard errors; focus growth: the least-squares slope of ln |WQ|_F over "
+                "the second half of [t_I, t_II], next to the mean there of the focus rate sigma_max(W0^T H W0)",
                 th.loss_drop, th.mass_rise, th.mass_fall, th.rank_ratio);
   return text;
 }
@@ -25,6 +26,26 @@ double record_spacing_at(const StageSeries& s, double t) {
     if (s.time[k - 1] <= t && t <= s.time[k]) return s.time[k] - s.time[k - 1];
   return 0;
 }
+
+namespace {
+
+// The plateau between condensation and focus, where W0 and H change slowly and WQ, WK grow from their initial
+// scale: over its second half (they have turned to A's top singular pair) ln |WQ| rises at the focus rate.
+void focus_growth(const StageSeries& s, StageOnsets& o) {
+  const double from = (o.condensation + o.focus) / 2;
+  std::vector<double> t, y;
+  double area = s.focus_rate.size() == s.time.size() ? 0.0 : NAN;  // NaN: series without the rate
+  for (std::size_t k = 0; k < s.time.size(); ++k) {
+    if (s.time[k] < from || s.time[k] > o.focus || !(s.norm_wq[k] > 0)) continue;
+    if (!t.empty() && !std::isnan(area)) area += (s.time[k] - t.back()) * (s.focus_rate[k] + s.focus_rate[k - 1]) / 2;
+    t.push_back(s.time[k]), y.push_back(std::log(s.norm_wq[k]));
+  }
+  if (t.size() < 3) return;
+  o.focus_growth = fitted_slope(t, y);
+  o.focus_rate = area / (t.back() - t.front());
+}
+
+}  // namespace
 
 StageOnsets detect_stages(const StageSeries& s, double log_d, const StageThresholds& th) {
   StageOnsets o;
@@ -56,6 +77,7 @@ StageOnsets detect_stages(const StageSeries& s, double log_d, const StageThresho
     else if (rank_one) o.new_direction = s.time[k];
   }
   if (k2 == n) return o;
+  focus_growth(s, o);
   std::size_t peak = k2;
   for (std::size_t k = k2; k < n; ++k) {
     if (s.top_mass[k] > s.top_mass[peak]) peak = k;

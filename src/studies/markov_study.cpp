@@ -30,6 +30,8 @@ constexpr OutputDecl kMarkovOutputs[] = {
     {"markov/weights_record", OutputType::integer, "record", "weights_record",
      "The records whose WQ, WK and W1 are stored: every flow.weights_every-th and the last (0: the first and the last). "
      "With markov/embedding at the same record they are the whole model there (model.init_file reads the last)."},
+    {"markov/focus_growth", OutputType::real, "1/flow time", "estimate",
+     "Measured growth rate of the attention maps before focus, the least-squares slope of ln |WQ|_F against flow time over the second half of [t_I, t_II]: value, low, high (+-1.96 standard errors); NaN when t_II is not reached or fewer than 3 records lie there. Next to markov@focus_rate."},
     {"markov/g_direction", OutputType::real, "1", "token",
      "u_1(G), the unit top left singular vector of the stage-I matrix G = E[c (e_y - 1/d)^T] [d, d] (c the context's token frequencies, plus e_{x_s} with the residual); sign arbitrary."},
     {"markov/mass", OutputType::real, "1", "record, token",
@@ -54,6 +56,8 @@ constexpr OutputDecl kMarkovOutputs[] = {
      "Gradient evaluations of the loss over the whole flow, t = 0 to flow.time (the last record's diagnostics/evaluations)."},
     {"markov@final_loss", OutputType::real, "nats", "",
      "Loss at the last record, t = flow.time (the last diagnostics/loss)."},
+    {"markov@focus_rate", OutputType::real, "1/flow time", "",
+     "The focus rate sigma_max(W0^T H W0) (diagnostics/focus_rate) averaged over the records of markov/focus_growth's window (trapezoids): its prediction; NaN where that is not measured."},
     {"markov@items", OutputType::integer, "count", "",
      "Items the loss averages over, on all ranks: the (last token, counts) states of the exact law (markov.loss = population), the markov.N sampled sequences (sample) or the text's windows of markov.s + 1 tokens every markov.stride (markov.data = text)."},
     {"markov@sigma_1", OutputType::real, "1/flow time", "",
@@ -317,7 +321,8 @@ class MarkovRun : public RunState {
     theta_ = flow_.theta();
     // Weights that overflowed have no observables (their eigen-decompositions fail): the run's poll fails it.
     if (!finite()) return nonfinite_message(k);
-    const OneLayerEvaluation e = evaluate_one_layer(p_.shape, theta_.data(), items_, nullptr, comm_.get());
+    grad_.resize(theta_.size());  // for the focus rate
+    const OneLayerEvaluation e = evaluate_one_layer(p_.shape, theta_.data(), items_, grad_.data(), comm_.get());
     const MarkovObservables o = markov_observables(p_.shape, theta_.data(), e, pi_, g_direction_, initial_);
     // The attention's spread over the vocabulary (entropy is over positions).
     double token_entropy = 0;
@@ -330,6 +335,7 @@ class MarkovRun : public RunState {
     row.scalars = {{"loss", o.loss},        {"entropy", o.entropy},   {"token_entropy", token_entropy},   {"cos_w0_pi", o.cos_w0_pi},
                    {"cos_w1_pi", o.cos_w1_pi}, {"cos_phi", o.cos_phi}, {"cos_w0_g", o.cos_w0_g}, {"drift_cm", o.drift_m},
                    {"drift_ck", o.drift_k},  {"norm_wq", o.norm_wq},   {"norm_wk", o.norm_wk},
+                   {"focus_rate", o.focus_rate}, {"qk_rate", o.qk_rate},
                    {"steps", static_cast<double>(flow_.steps())},
                    {"evaluations", static_cast<double>(flow_.evaluations())}};
     file.write_diagnostics(row);
@@ -367,6 +373,7 @@ class MarkovRun : public RunState {
     series_.sv0.push_back(o.sv_w0[0]);
     series_.sv1.push_back(o.sv_w0.size() > 1 ? o.sv_w0[1] : 0.0);
     series_.g_norm.push_back(along_g(theta_));
+    series_.focus_rate.push_back(o.focus_rate);
     char at[96];
     std::snprintf(at, sizeof at, "record %lld (t = %.6g)", static_cast<long long>(k), flow_.time());
     if (!std::isfinite(o.loss)) return std::string("the loss is NaN or Inf at ") + at + " (lower flow.lr or flow.rtol)";
@@ -414,7 +421,9 @@ class MarkovRun : public RunState {
     theta_ = flow_.theta();
     // One entry per record, record 0 included.
     const std::size_t records = static_cast<std::size_t>(in.identity().step) + 1;
-    for (const auto& [name, v] : stage_series(series_)) *v = in.values(name, records);
+    // A checkpoint of an earlier tokdyn lacks the focus rate: NaN, so the run reports no prediction.
+    for (const auto& [name, v] : stage_series(series_))
+      *v = in.has(name) ? in.values(name, records) : std::vector<double>(records, NAN);
     last_loss_ = series_.loss.back();
   }
 
@@ -441,7 +450,7 @@ class MarkovRun : public RunState {
   static auto stage_series(S& s) -> std::vector<std::pair<const char*, decltype(&s.time)>> {
     return {{"stage_time", &s.time},           {"stage_loss", &s.loss}, {"stage_top_mass", &s.top_mass},
             {"stage_norm_wq", &s.norm_wq}, {"stage_sv0", &s.sv0},   {"stage_sv1", &s.sv1},
-            {"stage_g_norm", &s.g_norm}};
+            {"stage_g_norm", &s.g_norm}, {"stage_focus_rate", &s.focus_rate}};
   }
 
   // |u_1(G)^T W0| [m]: the size of W0 along the direction it grows in during stage I.
@@ -513,7 +522,33 @@ class MarkovRun : public RunState {
     }
   }
 
-  // The onsets by the written criteria, next to the stage-I prediction.
+  // The growth of |WQ| before focus next to the focus rate (stages.hpp).
+  void print_focus_growth(const StageOnsets& s) const {
+    char line[320];
+    if (std::isnan(s.focus_growth.value)) {
+      std::snprintf(line, sizeof line, "focus: growth of |WQ| not measured (%s)",
+                    std::isnan(s.focus) ? "t_II not reached" : "fewer than 3 records in the second half of [t_I, t_II]; raise flow.records");
+      comm_.print(line);
+      return;
+    }
+    if (std::isnan(s.focus_rate)) {  // resumed from a checkpoint of a tokdyn without the rate
+      std::snprintf(line, sizeof line,
+                    "focus: |WQ| grows at %.6f [%.6f, %.6f] over the second half of [t_I, t_II]; the focus rate is "
+                    "not known there (the run resumed from a checkpoint without it)",
+                    s.focus_growth.value, s.focus_growth.low, s.focus_growth.high);
+      comm_.print(line);
+      return;
+    }
+    const double gap = s.focus_growth.value / s.focus_rate - 1;
+    std::snprintf(line, sizeof line,
+                  "focus: |WQ| grows at %.6f [%.6f, %.6f] over the second half of [t_I, t_II] against the focus rate "
+                  "sigma_max(W0^T H W0) = %.6f there (%+.2f %%)%s",
+                  s.focus_growth.value, s.focus_growth.low, s.focus_growth.high, s.focus_rate, 100 * gap,
+                  std::abs(gap) > 0.05 ? ": they disagree by more than 5 %" : "");
+    comm_.print(line);
+  }
+
+  // The onsets by the written criteria, the stage-I rate and the focus growth next to their predictions.
   void write_stages(RunGroup& g) const {
     const double log_d = std::log(static_cast<double>(p_.shape.d));
     const StageOnsets s = detect_stages(series_, log_d, p_.stages);
@@ -521,6 +556,8 @@ class MarkovRun : public RunState {
                                                      {"t_III", s.dilution},   {"t_IV", s.new_direction}};
     for (const auto& [name, v] : onsets) g.attribute(name, v);
     g.write("stage_I_rate", {s.rate.value, s.rate.low, s.rate.high});
+    g.write("focus_growth", {s.focus_growth.value, s.focus_growth.low, s.focus_growth.high});
+    g.attribute("focus_rate", s.focus_rate);
     const std::vector<double> sensitivity = stage_sensitivity(log_d);
     g.write("onset_sensitivity", sensitivity, {4, 2, 4});
     g.attribute("stage_criteria", stage_criteria(p_.stages));
@@ -533,19 +570,23 @@ class MarkovRun : public RunState {
                 "), focus t_II = " + when(s.focus) + ", dilution t_III = " + when(s.dilution) +
                 ", new direction t_IV = " + when(s.new_direction));
     print_stage_sensitivity(sensitivity, s);
+    print_stage_one_rate(s);
+    print_focus_growth(s);
+  }
+
+  // The stage-I growth rate of W0 next to sigma*.
+  void print_stage_one_rate(const StageOnsets& s) const {
     char line[256];
-    if (std::isnan(s.rate.value)) {
+    if (std::isnan(s.rate.value))
       std::snprintf(line, sizeof line,
                     "stage-I growth rate of W0 along u_1(G): not measured (fewer than 3 records in [t_I/4, 3 t_I/4]%s; "
                     "raise flow.records) against sigma* = %.6f",
                     std::isnan(s.condensation) ? ", t_I not reached" : "", sigma_star_);
-      comm_.print(line);
-      return;
-    }
-    std::snprintf(line, sizeof line,
-                  "stage-I growth rate of W0 along u_1(G): %.6f [%.6f, %.6f] against sigma* = %.6f (%+.2f %%)%s",
-                  s.rate.value, s.rate.low, s.rate.high, sigma_star_, 100 * (s.rate.value / sigma_star_ - 1),
-                  std::abs(s.rate.value / sigma_star_ - 1) > 0.02 ? ": they disagree by more than 2 %" : "");
+    else
+      std::snprintf(line, sizeof line,
+                    "stage-I growth rate of W0 along u_1(G): %.6f [%.6f, %.6f] against sigma* = %.6f (%+.2f %%)%s",
+                    s.rate.value, s.rate.low, s.rate.high, sigma_star_, 100 * (s.rate.value / sigma_star_ - 1),
+                    std::abs(s.rate.value / sigma_star_ - 1) > 0.02 ? ": they disagree by more than 2 %" : "");
     comm_.print(line);
   }
 
@@ -555,7 +596,7 @@ class MarkovRun : public RunState {
   std::vector<double> pi_, g_direction_;
   std::vector<std::string> vocabulary_;
   GradientFlow flow_;
-  std::vector<double> theta0_, theta_;
+  std::vector<double> theta0_, theta_, grad_;
   Conserved initial_;
   StageSeries series_;
   int top_ = 0;  // the most frequent token

@@ -150,6 +150,40 @@ TEST(Markov, InitialLossIsLogD) {
   EXPECT_NEAR(e.entropy, 1.0, 1e-12);
 }
 
+// The focus matrix A = W0^T H W0 moves the attention maps: the gradient (checked against central differences
+// above) has dWQ/dt = -dL/dWQ = A WK and dWK/dt = A^T WQ, to round-off (1e-12 of the gradient's size), with
+// and without the temperature. The growth rate of sqrt(|WQ|^2 + |WK|^2) is at most sigma_max(A).
+TEST(Markov, FocusMatrixMovesTheAttentionMaps) {
+  for (double tau : {1.0, std::sqrt(5.0)}) {
+    const OneLayerShape shape{4, 5, 3, false, tau};
+    const std::vector<double> theta = random_theta(shape, 0.7, 12);
+    std::vector<double> grad(shape.size());
+    const OneLayerEvaluation e = evaluate_one_layer(shape, theta.data(), all_population(paper_chain(), 6), grad.data(),
+                                                    MPI_COMM_SELF);
+    const std::vector<double> A = focus_matrix(shape, theta.data(), e.score_gradient);  // [m, m]
+    const int m = shape.m, mk = shape.mk;
+    const double* WQ = &theta[shape.wq()];
+    const double* WK = &theta[shape.wk()];
+    double size = 0, worst = 0, along = 0, qk = 0;
+    for (int a = 0; a < m; ++a)
+      for (int c = 0; c < mk; ++c) {
+        double awk = 0, atwq = 0;  // (A WK)[a, c], (A^T WQ)[a, c]
+        for (int b = 0; b < m; ++b) awk += A[a * m + b] * WK[b * mk + c], atwq += A[b * m + a] * WQ[b * mk + c];
+        const double gq = grad[shape.wq() + a * mk + c], gk = grad[shape.wk() + a * mk + c];
+        worst = std::max({worst, std::abs(awk + gq), std::abs(atwq + gk)});
+        size = std::max({size, std::abs(gq), std::abs(gk)});
+        along += WQ[a * mk + c] * awk;
+        qk += WQ[a * mk + c] * WQ[a * mk + c] + WK[a * mk + c] * WK[a * mk + c];
+      }
+    EXPECT_LT(worst, 1e-12 * size) << "tau " << tau;
+    EXPECT_LE(2 * along / qk, singular_values(A.data(), m, m)[0] * (1 + 1e-12)) << "tau " << tau;
+  }
+  const OneLayerEvaluation loss_only = evaluate_one_layer(OneLayerShape{4, 5, 3, false, 1.0},
+                                                          random_theta({4, 5, 3, false, 1.0}, 0.7, 12).data(),
+                                                          all_population(paper_chain(), 6), nullptr, MPI_COMM_SELF);
+  EXPECT_TRUE(loss_only.score_gradient.empty());
+}
+
 // The model is invariant under W0 -> W0 (I + eA), W1, WQ, WK -> (I - eA) (.) and WQ -> WQ (I + eB),
 // WK -> WK (I - eB^T): the gradient is orthogonal to both generators (what conserves C_m and C_k).
 TEST(Markov, GradientIsOrthogonalToTheSymmetries) {

@@ -85,14 +85,18 @@ def test_real_sweep(tmp_path, real_input, run_script, check_png):
     rates = data["stage_I_rate"]
     assert len(rates["rate"]) == 3 and math.isfinite(rates["extrapolation"]["intercept"])
     assert "rate = r0 + b sqrt(eps)" in result.stdout
+    # Each run's growth of |WQ| before focus next to its focus rate (the files of today's tokdyn have both).
+    focus = data["focus_growth"]
+    assert len(focus["growth"]) == 3 and all(math.isfinite(v) for v in focus["focus_rate"])
+    assert "before focus: the growth rate of |WQ|" in result.stdout
 
 
 def write_run(path, onsets, eps=1e-4, delta=0.0, flow="", sigma_star=0.5, time=None, sv2=None, status="complete",
-              d=4, m=3, rate=None, sensitivity=None):
+              d=4, m=3, rate=None, sensitivity=None, family=None):
     """A file with the layout of a markov run (the datasets the script reads), values chosen by the test."""
     time = np.linspace(0, 100, 101) if time is None else time
     n = len(time)
-    deck = f"[markov]\ns = 8\ndelta = {delta}\n[model]\nm = {m}\neps = {eps}\n[flow]\n{flow}"
+    deck = f"[markov]\ns = 8\ndelta = {delta}\n" + (f"family_c = {family}\n" if family else "") + f"[model]\nm = {m}\neps = {eps}\n[flow]\n{flow}"
     with h5py.File(path, "w") as h5:
         h5.attrs["command"] = "markov"
         h5.attrs["status"] = status
@@ -190,7 +194,44 @@ def test_delta_fit_recovers_rate(tmp_path, run_script):
     assert data["linear"]["slope"] == pytest.approx(0.2, rel=1e-9)
     assert data["exponent"]["slope"] == pytest.approx(1, rel=1e-6)
     assert "not reached by T = 200 (stall)" in result.stdout
-    assert "consistent with Theta(delta)" in result.stdout
+    assert "p = 1.000 [" in result.stdout and "p = 1 inside" in result.stdout
+
+
+def test_escape_quadratic_odd_part_and_families(tmp_path, run_script):
+    """sigma_2 = e^{lambda t} with lambda = 0.006 + 0.01 delta + k |c|^2 delta^2 on both signs of delta, for two
+    families c: the quadratic fit recovers c1 = 0.01 and c2 = k |c|^2 (round-off), the odd part is 0.01 delta;
+    `escape` puts the sweeps side by side with c2 / |c|^2 = k."""
+    time = np.linspace(0, 200, 401)
+    k = 1.5
+    dirs = []
+    for family, norm2 in (("1, 0, -1", 2.0), ("2, -1, -1", 6.0)):
+        directory = tmp_path / f"c{int(norm2)}"
+        directory.mkdir()
+        dirs.append(directory)
+        for i, delta in enumerate([-0.04, -0.02, 0.0, 0.02, 0.04, 0.06]):
+            rate = 0.006 + 0.01 * delta + k * norm2 * delta ** 2
+            write_run(directory / f"delta-{i}.h5", [5, 20, 40, math.nan], delta=delta, time=time, family=family,
+                      sv2=1e-3 * np.exp(rate * time))
+        result = run_script("sweep", directory)
+        assert result.returncode == 0, result.stderr
+        data = json.loads((directory / "focus-dilution-delta.json").read_text())
+        q = data["quadratic"]
+        assert q["c1"]["value"] == pytest.approx(0.01, rel=1e-7) and q["c2"]["value"] == pytest.approx(k * norm2, rel=1e-7)
+        assert q["c1"]["low"] <= 0.01 <= q["c1"]["high"]
+        assert [o["value"] for o in data["odd_part"]] == pytest.approx([0.0002, 0.0004], rel=1e-6)
+        assert "exponent_negative" in data and "0 OUTSIDE the interval" in result.stdout
+    result = run_script("escape", *dirs, "-o", tmp_path / "escape")
+    assert result.returncode == 0, result.stderr
+    rows = json.loads((tmp_path / "escape.json").read_text())["rows"]
+    assert [r["c2_per_c_norm2"] for r in rows] == pytest.approx([k, k], rel=1e-7)
+    assert (tmp_path / "escape.png").stat().st_size > 0 and result.stdout.count("\n  c = (") == 2
+    # A sweep over eps is not a delta sweep.
+    eps_dir = tmp_path / "eps"
+    eps_dir.mkdir()
+    for i, eps in enumerate([1e-3, 1e-4]):
+        write_run(eps_dir / f"eps-{i}.h5", [1, 2, 3, 4], eps=eps)
+    result = run_script("escape", eps_dir)
+    assert result.returncode == 2 and "not markov.delta" in result.stderr
 
 
 def test_errors(tmp_path, run_script):

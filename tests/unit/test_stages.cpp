@@ -62,6 +62,25 @@ TEST(Stages, ThresholdsMoveTheOnsetsAsWritten) {
     EXPECT_NE(text.find(part), std::string::npos) << part;
 }
 
+// |WQ| = 1e-3 e^{0.05 t}: the slope over the second half of [t_I, t_II] = [35.75, 60.5] (records 36 .. 60.5) is
+// 0.05; a focus rate linear in t averages (trapezoids, exact for a line) to its value at the mid-point 48.25.
+TEST(Stages, FocusGrowthOverTheSecondHalfOfThePlateau) {
+  StageSeries s = synthetic();
+  for (std::size_t k = 0; k < s.time.size(); ++k) {
+    s.norm_wq[k] = 1e-3 * std::exp(0.05 * s.time[k]);
+    s.focus_rate.push_back(0.06 + 1e-4 * (s.time[k] - 48.25) + (s.time[k] > 60.5 ? 1.0 : 0.0));
+  }
+  const StageOnsets o = detect_stages(s, std::log(4.0));
+  EXPECT_NEAR(o.focus_growth.value, 0.05, 1e-12);
+  EXPECT_NEAR(o.focus_rate, 0.06, 1e-14);  // the jump after t_II is outside the window
+  EXPECT_DOUBLE_EQ(o.dilution, 100.0);      // |WQ| still grows past the peak
+  s.focus_rate.clear();                     // a checkpoint without the rate: measured, no prediction
+  const StageOnsets without = detect_stages(s, std::log(4.0));
+  EXPECT_NEAR(without.focus_growth.value, 0.05, 1e-12);
+  EXPECT_TRUE(std::isnan(without.focus_rate));
+  EXPECT_TRUE(std::isnan(detect_stages(synthetic(), std::log(4.0), {0.1, 0.2, 0.01, 0.1}).focus_growth.value));
+}
+
 TEST(Stages, RecordSpacing) {
   const StageSeries s = synthetic();  // records 0.5 apart
   EXPECT_DOUBLE_EQ(record_spacing_at(s, 11.2), 0.5);

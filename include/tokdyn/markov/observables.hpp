@@ -26,10 +26,14 @@ struct MarkovObservables {
   std::vector<double> row_norms;                 // [d] of W0
   double drift_m = 0, drift_k = 0;               // |C(t) - C(0)|_F / the sum of |term(t)|_F
   double norm_wq = 0, norm_wk = 0;               // Frobenius
+  // The focus rate sigma_max(A), A = W0^T H W0 (focus_matrix), next to the growth rate of the attention maps
+  // d/dt ln sqrt(|WQ|^2 + |WK|^2) = 2 <WQ, A WK> / (|WQ|^2 + |WK|^2), which it bounds (equal when WQ and WK
+  // are balanced and lie along A's top singular pair).
+  double focus_rate = 0, qk_rate = 0;
 };
 
 // pi: the reference law [d] (the chain's stationary law, or a text's token frequencies); g_direction:
-// u_1(G) [d].
+// u_1(G) [d]; e: the evaluation at theta with its gradient (e.score_gradient).
 MarkovObservables markov_observables(const OneLayerShape& shape, const double* theta, const OneLayerEvaluation& e,
                                      const std::vector<double>& pi, const std::vector<double>& g_direction,
                                      const Conserved& initial);

@@ -45,12 +45,19 @@ struct OneLayerEvaluation {
   double loss = 0;
   double entropy = 0;        // H(a) / log s, a the attention over positions
   std::vector<double> mass;  // [d] attention mass on each token (next to its frequency in the context)
+  std::vector<double> score_gradient;  // [d, d] dL/dS, S = Phi / tau the scores by token pair; only with a gradient
 };
 
 // Collective: the loss and, when grad is not null, its gradient [size] at theta [size]; the same bits
 // on every rank (the items' sums are reduced on rank 0 and broadcast).
 OneLayerEvaluation evaluate_one_layer(const OneLayerShape& shape, const double* theta, const SequenceItems& items,
                                       double* grad, MPI_Comm comm);
+
+// The focus matrix A = W0^T H W0 [m, m], H = -dL/dPhi = -score_gradient / tau [d, d] (Phi = W0 WQ WK^T W0^T).
+// The flow moves the attention maps by dWQ/dt = A WK and dWK/dt = A^T WQ, so while A changes slowly they grow
+// at its top singular value, the focus rate (doc/science.md section 8.4).
+std::vector<double> focus_matrix(const OneLayerShape& shape, const double* theta,
+                                 const std::vector<double>& score_gradient);
 
 // Every entry iid N(0, eps^2): matrix k (W0, WQ, WK, W1) row r from the stream (seed, markov_init, k, r).
 void initial_one_layer(const OneLayerShape& shape, double eps, std::uint64_t seed, double* theta);

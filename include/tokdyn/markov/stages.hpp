@@ -18,11 +18,16 @@ struct StageSeries {
   std::vector<double> norm_wq;     // |WQ|_F
   std::vector<double> sv0, sv1;    // the two largest singular values of W0
   std::vector<double> g_norm;      // |u_1(G)^T W0|: the size of W0 along the direction stage I grows
+  std::vector<double> focus_rate;  // sigma_max(W0^T H W0), the rate the flow grows WQ and WK at (NaN: unknown)
 };
 
 struct StageOnsets {
   double condensation = NAN, focus = NAN, dilution = NAN, new_direction = NAN;  // NaN: not reached
   Estimate rate{NAN, NAN, NAN};  // of log |u_1(G)^T W0| over t in [t_I / 4, 3 t_I / 4]; NaN without t_I
+  // Before focus: the slope of log |WQ|_F over the second half of [t_I, t_II], next to the focus rate's mean
+  // over the same records (trapezoids); NaN without t_II or with fewer than 3 records there.
+  Estimate focus_growth{NAN, NAN, NAN};
+  double focus_rate = NAN;
 };
 
 // The thresholds of the criteria (deck keys stages.*; the defaults are the ones the docs' numbers use).
