@@ -14,14 +14,9 @@ constexpr double kInvSqrt2Pi = 0.39894228040143267794;
 
 double relu(double x) { return x > 0 ? x : 0; }
 double relu_d(double x) { return x > 0 ? 1 : 0; }
-// tanh, sigmoid and silu from the vectorisable exponentials of core/numerics/fast_exp.hpp (within a few ulp of libm;
+// tanh (tanh_v), sigmoid and silu from the vectorisable exponentials of core/numerics/fast_exp.hpp (within a few ulp of libm;
 // the same bits on every machine and vector width), so that the MLP's row loop vectorises: tanh through
 // libm ran 7x slower than relu, these within 1.3x (doc/performance.md).
-inline double tanh_v(double x) {
-  // tanh |x| = -expm1(-2|x|) / (2 + expm1(-2|x|)): no cancellation near 0, 1 for large |x|.
-  const double e = expm1_nonpositive(-2 * std::abs(x));
-  return std::copysign(-e / (2 + e), x);
-}
 double tanh_d(double x) {
   const double t = tanh_v(x);
   return 1 - t * t;

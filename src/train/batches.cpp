@@ -58,14 +58,18 @@ double batch_loss(Gpt<T>& model, const T* theta, const std::vector<int>& tokens,
   const std::size_t size = model.layout().size;
   // This rank's sum in double: [0] the loss, [1..] the gradient.
   std::vector<double> sum(1 + (grad ? size : 0), 0.0);
-  std::vector<T> local(grad ? size : 0);
+  std::vector<T> local(grad ? size : 0, T(0));
   const double scale = 1.0 / (static_cast<double>(batch) * n);
+  // This rank's sequences as one batch of the model: inputs at the offsets, targets one token on.
+  std::vector<const int*> inputs, targets;
   for (std::int64_t b = part.begin(rank); b < part.begin(rank) + part.count(rank); ++b) {
     const std::int64_t o = offsets[static_cast<std::size_t>(b)];
-    std::fill(local.begin(), local.end(), T(0));
-    sum[0] += scale * model.sequence(theta, &tokens[o], &tokens[o + 1], n, biases, grad ? local.data() : nullptr,
-                                     scale);
-    for (std::size_t k = 0; k < local.size(); ++k) sum[1 + k] += local[k];
+    inputs.push_back(&tokens[o]), targets.push_back(&tokens[o + 1]);
+  }
+  if (!inputs.empty()) {
+    sum[0] = scale * model.batch(theta, inputs.data(), targets.data(), static_cast<int>(inputs.size()), n, biases,
+                                 grad ? local.data() : nullptr, scale);
+    for (std::size_t k = 0; k < local.size(); ++k) sum[1 + k] = local[k];
   }
   TOKDYN_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, sum.data(), static_cast<int>(sum.size()), MPI_DOUBLE, MPI_SUM, comm));
   for (std::size_t k = 0; grad && k < size; ++k) grad[k] = static_cast<T>(sum[1 + k]);
@@ -90,19 +94,23 @@ std::vector<double> mean_attention_inputs(Gpt<T>& model, const T* theta, const s
   // This rank's sums [L, V, C], then the counts [V].
   std::vector<double> sum(L * per_layer + V, 0.0);
   double* count = sum.data() + L * per_layer;
+  std::vector<const int*> inputs, targets;
   for (std::int64_t b = part.begin(rank); b < part.begin(rank) + part.count(rank); ++b) {
     const int* seq = &tokens[static_cast<std::size_t>(offsets[static_cast<std::size_t>(b)])];
-    model.sequence(theta, seq, seq + 1, n, biases, nullptr, 1.0);
+    inputs.push_back(seq), targets.push_back(seq + 1);
+  }
+  if (!inputs.empty())
+    model.batch(theta, inputs.data(), targets.data(), static_cast<int>(inputs.size()), n, biases, nullptr, 1.0);
+  for (std::size_t b = 0; b < inputs.size(); ++b)
     for (int t = 0; t < n; ++t) {
-      const std::size_t id = static_cast<std::size_t>(seq[t]);
+      const std::size_t id = static_cast<std::size_t>(inputs[b][t]), row = b * n + t;
       count[id] += 1;
       for (std::size_t l = 0; l < L; ++l) {
-        const double* in = model.attention_input(static_cast<int>(l)).data() + static_cast<std::size_t>(t) * C;
+        const double* in = model.attention_input(static_cast<int>(l)).data() + row * C;
         double* out = sum.data() + l * per_layer + id * C;
         for (std::size_t i = 0; i < C; ++i) out[i] += in[i];
       }
     }
-  }
   TOKDYN_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, sum.data(), static_cast<int>(sum.size()), MPI_DOUBLE, MPI_SUM, comm));
   std::vector<double> mean(L * per_layer);
   for (std::size_t l = 0; l < L; ++l)

@@ -4,6 +4,8 @@
 #include <cmath>
 
 #include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/core/numerics/fast_exp.hpp"
+#include "tokdyn/core/numerics/vector_clones.hpp"
 #include "tokdyn/train/matmul.hpp"
 
 namespace tokdyn {
@@ -77,10 +79,12 @@ void layernorm(const double* x, const T* w, const T* b, int n, int C, double* ou
   }
 }
 
-// dx [n, C] += the LayerNorm backward of dout [n, C]; dw, db [C] += (scaled into the T gradient).
+// dx [n, C] += the LayerNorm backward of dout [n, C]; dw, db [C] += (summed over the rows in double, then
+// scaled into the T gradient once).
 template <class T>
 void layernorm_backward(const double* dout, const double* x, const double* mean, const double* rstd, const T* w,
                         int n, int C, double* dx, T* dw, T* db, double scale) {
+  std::vector<double> sw(dw ? C : 0, 0.0), sb(dw ? C : 0, 0.0);
   for (int t = 0; t < n; ++t) {
     const double* xt = x + static_cast<std::size_t>(t) * C;
     const double* dt = dout + static_cast<std::size_t>(t) * C;
@@ -91,12 +95,13 @@ void layernorm_backward(const double* dout, const double* x, const double* mean,
     }
     for (int i = 0; i < C; ++i) {
       const double norm = (xt[i] - mean[t]) * rstd[t], dnorm = dt[i] * w[i];
-      if (dw) {
-        dw[i] = static_cast<T>(dw[i] + scale * dt[i] * norm);
-        db[i] = static_cast<T>(db[i] + scale * dt[i]);
-      }
+      if (dw) sw[i] += dt[i] * norm, sb[i] += dt[i];
       dx[static_cast<std::size_t>(t) * C + i] += rstd[t] * (dnorm - mean_d - norm * mean_dn);
     }
+  }
+  for (int i = 0; dw && i < C; ++i) {
+    dw[i] = static_cast<T>(dw[i] + scale * sw[i]);
+    db[i] = static_cast<T>(db[i] + scale * sb[i]);
   }
 }
 
@@ -112,6 +117,14 @@ void transpose(const S* src, int rows, int cols, double* dst) {
         for (int c = c0; c < c1; ++c)
           dst[static_cast<std::size_t>(c) * rows + r] = static_cast<double>(src[static_cast<std::size_t>(r) * cols + c]);
     }
+}
+
+// out [D, n] = the columns first .. first + D - 1 of m [n, width]: one head's keys or values, transposed so
+// that a loop over the positions j reads them contiguously.
+void head_transpose(const double* m, int n, int width, int first, int D, std::vector<double>& out) {
+  out.resize(static_cast<std::size_t>(D) * n);
+  for (int j = 0; j < n; ++j)
+    for (int e = 0; e < D; ++e) out[static_cast<std::size_t>(e) * n + j] = m[static_cast<std::size_t>(j) * width + first + e];
 }
 
 // out [n, rows] = in [n, cols] W^T + b with W [rows, cols] (b may be null): W transposed into double
@@ -146,10 +159,21 @@ void linear_backward(const double* dout, const double* in, const T* W, int n, in
 }
 
 // GELU, tanh form (as GPT-2): 0.5 x (1 + tanh u), u = k (x + 0.044715 x^3); its derivative from the same tanh.
+// tanh_v (core/numerics/fast_exp.hpp), so that the loops over every activation vectorise: libm's tanh was 10 %
+// of a training step.
 constexpr double kGeluK = 0.7978845608028654;  // sqrt(2 / pi)
-double gelu_tanh(double x) { return std::tanh(kGeluK * (x + 0.044715 * x * x * x)); }
-double gelu_grad(double x, double th) {
-  return 0.5 * (1 + th) + 0.5 * x * (1 - th * th) * kGeluK * (1 + 3 * 0.044715 * x * x);
+TOKDYN_VECTOR_CLONES
+void gelu_forward(const double* x, std::size_t size, double* th, double* out) {
+  for (std::size_t i = 0; i < size; ++i) {
+    th[i] = tanh_v(kGeluK * (x[i] + 0.044715 * x[i] * x[i] * x[i]));
+    out[i] = 0.5 * x[i] * (1 + th[i]);
+  }
+}
+// dx [size] = dout * GELU'(x), from the forward's tanh.
+TOKDYN_VECTOR_CLONES
+void gelu_backward(const double* x, const double* th, const double* dout, std::size_t size, double* dx) {
+  for (std::size_t i = 0; i < size; ++i)
+    dx[i] = dout[i] * (0.5 * (1 + th[i]) + 0.5 * x[i] * (1 - th[i] * th[i]) * kGeluK * (1 + 3 * 0.044715 * x[i] * x[i]));
 }
 
 }  // namespace
@@ -158,175 +182,211 @@ template <class T>
 Gpt<T>::Gpt(const GptConfig& c) : c_(c), layout_(c), acts_(c.layers) {}
 
 template <class T>
-double Gpt<T>::sequence(const T* theta, const int* tokens, const int* targets, int n, const SymmetryBiases& sb,
-                        T* grad, double scale) {
+double Gpt<T>::batch(const T* theta, const int* const* tokens, const int* const* targets, int count, int n,
+                     const SymmetryBiases& sb, T* grad, double scale) {
   const int C = c_.channels, H = c_.heads, D = c_.head_dim(), F = c_.hidden(), V = c_.vocab, L = c_.layers;
   if (n < 1 || n > c_.context) throw InputError("gpt: a sequence of " + std::to_string(n) + " tokens (context " +
                                                 std::to_string(c_.context) + ")");
-  const std::size_t nC = static_cast<std::size_t>(n) * C;
+  if (count < 1) throw InputError("gpt: a batch of " + std::to_string(count) + " sequences");
+  // The rows of every activation: row r = b n + t is position t of sequence b.
+  const int R = count * n;
+  const std::size_t RC = static_cast<std::size_t>(R) * C;
   const double att_scale = 1 / std::sqrt(static_cast<double>(D));
+  // Every activation is written whole before it is read, except y (summed into) and the attention rows
+  // beyond t (never read): resized, not cleared.
   for (Layer& a : acts_) {
-    a.x.assign(nC, 0), a.ln1.assign(nC, 0), a.mean1.assign(n, 0), a.rstd1.assign(n, 0);
-    a.qkv.assign(3 * nC, 0), a.att.assign(static_cast<std::size_t>(H) * n * n, 0), a.y.assign(nC, 0);
-    a.mid.assign(nC, 0), a.ln2.assign(nC, 0), a.mean2.assign(n, 0), a.rstd2.assign(n, 0);
-    a.fc.assign(static_cast<std::size_t>(n) * F, 0), a.act.assign(static_cast<std::size_t>(n) * F, 0);
-    a.tanh.assign(c_.prelu ? 0 : static_cast<std::size_t>(n) * F, 0);
+    a.x.resize(RC), a.ln1.resize(RC), a.mean1.resize(R), a.rstd1.resize(R);
+    a.qkv.resize(3 * RC), a.att.resize(static_cast<std::size_t>(count) * H * n * n), a.y.assign(RC, 0);
+    a.mid.resize(RC), a.ln2.resize(RC), a.mean2.resize(R), a.rstd2.resize(R);
+    a.fc.resize(static_cast<std::size_t>(R) * F), a.act.resize(static_cast<std::size_t>(R) * F);
+    a.tanh.resize(c_.prelu ? 0 : static_cast<std::size_t>(R) * F);
   }
-  out_.assign(nC, 0), lnf_.assign(nC, 0), meanf_.assign(n, 0), rstdf_.assign(n, 0);
-  probs_.assign(static_cast<std::size_t>(n) * V, 0);
+  out_.resize(RC), lnf_.resize(RC), meanf_.resize(R), rstdf_.resize(R);
+  probs_.resize(static_cast<std::size_t>(R) * V);
+  std::vector<double>& kt = scratch_.head;  // K^T (backward: V^T) of one sequence and head [D, n]
 
-  // x [n, C] = wte[token] + wpe[position]
-  for (int t = 0; t < n; ++t) {
-    if (tokens[t] < 0 || tokens[t] >= V || targets[t] < 0 || targets[t] >= V)
-      throw InputError("gpt: a token outside the vocabulary of " + std::to_string(V));
-    for (int i = 0; i < C; ++i)
-      acts_[0].x[static_cast<std::size_t>(t) * C + i] =
-          theta[layout_.wte + static_cast<std::size_t>(tokens[t]) * C + i] + theta[layout_.wpe + static_cast<std::size_t>(t) * C + i];
-  }
+  // x [R, C] = wte[token] + wpe[position]
+  for (int b = 0; b < count; ++b)
+    for (int t = 0; t < n; ++t) {
+      const int token = tokens[b][t], target = targets[b][t];
+      if (token < 0 || token >= V || target < 0 || target >= V)
+        throw InputError("gpt: a token outside the vocabulary of " + std::to_string(V));
+      double* x = &acts_[0].x[(static_cast<std::size_t>(b) * n + t) * C];
+      for (int i = 0; i < C; ++i)
+        x[i] = theta[layout_.wte + static_cast<std::size_t>(token) * C + i] + theta[layout_.wpe + static_cast<std::size_t>(t) * C + i];
+    }
   for (int l = 0; l < L; ++l) {
     const GptLayout::Layer& w = layout_.layer[l];
     Layer& a = acts_[l];
-    layernorm(a.x.data(), theta + w.ln1w, theta + w.ln1b, n, C, a.ln1.data(), a.mean1.data(), a.rstd1.data());
-    linear(a.ln1.data(), theta + w.qkvw, theta + w.qkvb, n, 3 * C, C, a.qkv.data(), scratch_);  // [n, 3C]: q, k, v
+    layernorm(a.x.data(), theta + w.ln1w, theta + w.ln1b, R, C, a.ln1.data(), a.mean1.data(), a.rstd1.data());
+    linear(a.ln1.data(), theta + w.qkvw, theta + w.qkvb, R, 3 * C, C, a.qkv.data(), scratch_);  // [R, 3C]: q, k, v
     // The symmetry-breaking biases, the same d_h vector for every head.
     const std::vector<double>* added[3] = {&sb.query, &sb.key, &sb.value};
     for (int part = 0; part < 3; ++part)
       if (!added[part]->empty())
-        for (int t = 0; t < n; ++t)
+        for (int r = 0; r < R; ++r)
           for (int h = 0; h < H; ++h)
             for (int e = 0; e < D; ++e)
-              a.qkv[static_cast<std::size_t>(t) * 3 * C + part * C + h * D + e] += (*added[part])[static_cast<std::size_t>(l) * D + e];
-    // Causal attention per head: att [H, n, n] (row t over j <= t), y [n, C].
-    for (int h = 0; h < H; ++h)
-      for (int t = 0; t < n; ++t) {
-        const double* q = &a.qkv[static_cast<std::size_t>(t) * 3 * C + h * D];
-        double* row = &a.att[(static_cast<std::size_t>(h) * n + t) * n];
-        double mx = -INFINITY;
-        for (int j = 0; j <= t; ++j) {
-          const double* k = &a.qkv[static_cast<std::size_t>(j) * 3 * C + C + h * D];
-          double s = 0;
-          for (int e = 0; e < D; ++e) s += q[e] * k[e];
-          row[j] = s * att_scale;
-          mx = std::max(mx, row[j]);
-        }
-        double z = 0;
-        for (int j = 0; j <= t; ++j) z += (row[j] = std::exp(row[j] - mx));
-        for (int j = 0; j <= t; ++j) row[j] /= z;
-        double* y = &a.y[static_cast<std::size_t>(t) * C + h * D];
-        for (int j = 0; j <= t; ++j) {
-          const double* v = &a.qkv[static_cast<std::size_t>(j) * 3 * C + 2 * C + h * D];
-          for (int e = 0; e < D; ++e) y[e] += row[j] * v[e];
+              a.qkv[static_cast<std::size_t>(r) * 3 * C + part * C + h * D + e] += (*added[part])[static_cast<std::size_t>(l) * D + e];
+    // Causal attention per sequence and head: att [count, H, n, n] (row t over j <= t), y [R, C].
+    for (int b = 0; b < count; ++b) {
+      const double* qkv = &a.qkv[static_cast<std::size_t>(b) * n * 3 * C];  // [n, 3C] of sequence b
+      for (int h = 0; h < H; ++h) {
+        head_transpose(qkv, n, 3 * C, C + h * D, D, kt);
+        for (int t = 0; t < n; ++t) {
+          const double* q = &qkv[static_cast<std::size_t>(t) * 3 * C + h * D];
+          double* row = &a.att[((static_cast<std::size_t>(b) * H + h) * n + t) * n];
+          // The scores q . k_j, each summed over e in order, vectorised over j (K^T rows are contiguous in j).
+          std::fill(row, row + t + 1, 0.0);
+          for (int e = 0; e < D; ++e) {
+            const double qe = q[e];
+            const double* ke = &kt[static_cast<std::size_t>(e) * n];
+            for (int j = 0; j <= t; ++j) row[j] += qe * ke[j];
+          }
+          double mx = -INFINITY;
+          for (int j = 0; j <= t; ++j) {
+            row[j] *= att_scale;
+            mx = std::max(mx, row[j]);
+          }
+          double z = 0;
+          for (int j = 0; j <= t; ++j) z += (row[j] = std::exp(row[j] - mx));
+          for (int j = 0; j <= t; ++j) row[j] /= z;
+          double* y = &a.y[(static_cast<std::size_t>(b) * n + t) * C + h * D];
+          for (int j = 0; j <= t; ++j) {
+            const double* v = &qkv[static_cast<std::size_t>(j) * 3 * C + 2 * C + h * D];
+            for (int e = 0; e < D; ++e) y[e] += row[j] * v[e];
+          }
         }
       }
-    linear(a.y.data(), theta + w.projw, theta + w.projb, n, C, C, a.mid.data(), scratch_);  // W_O y + b
-    for (std::size_t i = 0; i < nC; ++i) a.mid[i] += a.x[i];                        // residual
-    layernorm(a.mid.data(), theta + w.ln2w, theta + w.ln2b, n, C, a.ln2.data(), a.mean2.data(), a.rstd2.data());
-    linear(a.ln2.data(), theta + w.fcw, theta + w.fcb, n, F, C, a.fc.data(), scratch_);  // [n, 4C]
-    for (int t = 0; t < n; ++t)
-      for (int j = 0; j < F; ++j) {
-        const double u = a.fc[static_cast<std::size_t>(t) * F + j];
-        const std::size_t i = static_cast<std::size_t>(t) * F + j;
-        if (c_.prelu) {
+    }
+    linear(a.y.data(), theta + w.projw, theta + w.projb, R, C, C, a.mid.data(), scratch_);  // W_O y + b
+    for (std::size_t i = 0; i < RC; ++i) a.mid[i] += a.x[i];                        // residual
+    layernorm(a.mid.data(), theta + w.ln2w, theta + w.ln2b, R, C, a.ln2.data(), a.mean2.data(), a.rstd2.data());
+    linear(a.ln2.data(), theta + w.fcw, theta + w.fcb, R, F, C, a.fc.data(), scratch_);  // [R, 4C]
+    if (c_.prelu) {
+      for (int r = 0; r < R; ++r)
+        for (int j = 0; j < F; ++j) {
+          const std::size_t i = static_cast<std::size_t>(r) * F + j;
+          const double u = a.fc[i];
           a.act[i] = u > 0 ? u : theta[w.slope + j] * u;
-        } else {
-          a.tanh[i] = gelu_tanh(u);
-          a.act[i] = 0.5 * u * (1 + a.tanh[i]);
         }
-      }
+    } else {
+      gelu_forward(a.fc.data(), static_cast<std::size_t>(R) * F, a.tanh.data(), a.act.data());
+    }
     double* next = l + 1 < L ? acts_[l + 1].x.data() : out_.data();
-    linear(a.act.data(), theta + w.fcprojw, theta + w.fcprojb, n, C, F, next, scratch_);
-    for (std::size_t i = 0; i < nC; ++i) next[i] += a.mid[i];
+    linear(a.act.data(), theta + w.fcprojw, theta + w.fcprojb, R, C, F, next, scratch_);
+    for (std::size_t i = 0; i < RC; ++i) next[i] += a.mid[i];
   }
-  layernorm(out_.data(), theta + layout_.lnfw, theta + layout_.lnfb, n, C, lnf_.data(), meanf_.data(), rstdf_.data());
-  // logits [n, V] = lnf wte^T (tied); the loss summed over the positions.
-  linear<T>(lnf_.data(), theta + layout_.wte, nullptr, n, V, C, probs_.data(), scratch_);
+  layernorm(out_.data(), theta + layout_.lnfw, theta + layout_.lnfb, R, C, lnf_.data(), meanf_.data(), rstdf_.data());
+  // logits [R, V] = lnf wte^T (tied); the loss summed over the positions.
+  linear<T>(lnf_.data(), theta + layout_.wte, nullptr, R, V, C, probs_.data(), scratch_);
   double loss = 0;
-  for (int t = 0; t < n; ++t) {
-    double* p = &probs_[static_cast<std::size_t>(t) * V];
+  for (int r = 0; r < R; ++r) {
+    double* p = &probs_[static_cast<std::size_t>(r) * V];
     const double mx = *std::max_element(p, p + V);
     double z = 0;
     for (int v = 0; v < V; ++v) z += (p[v] = std::exp(p[v] - mx));
     for (int v = 0; v < V; ++v) p[v] /= z;
-    loss -= std::log(p[targets[t]]);
+    loss -= std::log(p[targets[r / n][r % n]]);
   }
   if (!grad) return loss;
 
   // Backward. d logits = p - onehot(target); the tied embedding gets it from both ends.
-  std::vector<double> dlnf(nC, 0.0), dx(nC, 0.0);
-  for (int t = 0; t < n; ++t) probs_[static_cast<std::size_t>(t) * V + targets[t]] -= 1;
-  linear_backward(probs_.data(), lnf_.data(), theta + layout_.wte, n, V, C, dlnf.data(), grad + layout_.wte,
+  std::vector<double> dlnf(RC, 0.0), dx(RC, 0.0);
+  for (int r = 0; r < R; ++r) probs_[static_cast<std::size_t>(r) * V + targets[r / n][r % n]] -= 1;
+  linear_backward(probs_.data(), lnf_.data(), theta + layout_.wte, R, V, C, dlnf.data(), grad + layout_.wte,
                   static_cast<T*>(nullptr), scale, scratch_);
-  layernorm_backward(dlnf.data(), out_.data(), meanf_.data(), rstdf_.data(), theta + layout_.lnfw, n, C, dx.data(),
+  layernorm_backward(dlnf.data(), out_.data(), meanf_.data(), rstdf_.data(), theta + layout_.lnfw, R, C, dx.data(),
                      grad + layout_.lnfw, grad + layout_.lnfb, scale);
-  std::vector<double> dmid(nC), dact, dfc, dln(nC), dy(nC), dqkv(3 * nC);
+  std::vector<double> dmid(RC), dact, dfc, dln(RC), dy(RC), dqkv(3 * RC);
   scratch_.datt.resize(n);
   for (int l = L - 1; l >= 0; --l) {
     const GptLayout::Layer& w = layout_.layer[l];
     Layer& a = acts_[l];
     // dx holds d/d(block output) = d/d(mid) through the residual, plus the MLP path.
     dmid = dx;
-    dact.assign(static_cast<std::size_t>(n) * F, 0.0);
-    linear_backward(dx.data(), a.act.data(), theta + w.fcprojw, n, C, F, dact.data(), grad + w.fcprojw,
+    dact.assign(static_cast<std::size_t>(R) * F, 0.0);
+    linear_backward(dx.data(), a.act.data(), theta + w.fcprojw, R, C, F, dact.data(), grad + w.fcprojw,
                     grad + w.fcprojb, scale, scratch_);
-    dfc.assign(static_cast<std::size_t>(n) * F, 0.0);
-    for (int t = 0; t < n; ++t)
-      for (int j = 0; j < F; ++j) {
-        const std::size_t i = static_cast<std::size_t>(t) * F + j;
-        const double u = a.fc[i];
-        if (c_.prelu) {
+    dfc.assign(static_cast<std::size_t>(R) * F, 0.0);
+    std::vector<double> dslope(c_.prelu ? F : 0, 0.0);  // summed over the rows in double
+    if (c_.prelu) {
+      for (int r = 0; r < R; ++r)
+        for (int j = 0; j < F; ++j) {
+          const std::size_t i = static_cast<std::size_t>(r) * F + j;
+          const double u = a.fc[i];
           dfc[i] = dact[i] * (u > 0 ? 1.0 : static_cast<double>(theta[w.slope + j]));
-          if (u <= 0) grad[w.slope + j] = static_cast<T>(grad[w.slope + j] + scale * dact[i] * u);
-        } else {
-          dfc[i] = dact[i] * gelu_grad(u, a.tanh[i]);
+          if (u <= 0) dslope[j] += dact[i] * u;
         }
-      }
+    } else {
+      gelu_backward(a.fc.data(), a.tanh.data(), dact.data(), static_cast<std::size_t>(R) * F, dfc.data());
+    }
+    for (std::size_t j = 0; j < dslope.size(); ++j)
+      grad[w.slope + j] = static_cast<T>(grad[w.slope + j] + scale * dslope[j]);
     std::fill(dln.begin(), dln.end(), 0.0);
-    linear_backward(dfc.data(), a.ln2.data(), theta + w.fcw, n, F, C, dln.data(), grad + w.fcw, grad + w.fcb, scale, scratch_);
-    layernorm_backward(dln.data(), a.mid.data(), a.mean2.data(), a.rstd2.data(), theta + w.ln2w, n, C, dmid.data(),
+    linear_backward(dfc.data(), a.ln2.data(), theta + w.fcw, R, F, C, dln.data(), grad + w.fcw, grad + w.fcb, scale, scratch_);
+    layernorm_backward(dln.data(), a.mid.data(), a.mean2.data(), a.rstd2.data(), theta + w.ln2w, R, C, dmid.data(),
                        grad + w.ln2w, grad + w.ln2b, scale);
     // mid = x + W_O y + b: dx = dmid (residual) + the attention path.
     dx = dmid;
     std::fill(dy.begin(), dy.end(), 0.0);
-    linear_backward(dmid.data(), a.y.data(), theta + w.projw, n, C, C, dy.data(), grad + w.projw, grad + w.projb,
+    linear_backward(dmid.data(), a.y.data(), theta + w.projw, R, C, C, dy.data(), grad + w.projw, grad + w.projb,
                     scale, scratch_);
     std::fill(dqkv.begin(), dqkv.end(), 0.0);
-    for (int h = 0; h < H; ++h)
-      for (int t = 0; t < n; ++t) {
-        const double* row = &a.att[(static_cast<std::size_t>(h) * n + t) * n];
-        const double* dyt = &dy[static_cast<std::size_t>(t) * C + h * D];
-        // d att[t, j] = dy_t . v_j; softmax backward; then q, k and v.
-        double* datt = scratch_.datt.data();
-        double mean = 0;
-        for (int j = 0; j <= t; ++j) {
-          const double* v = &a.qkv[static_cast<std::size_t>(j) * 3 * C + 2 * C + h * D];
-          double* dv = &dqkv[static_cast<std::size_t>(j) * 3 * C + 2 * C + h * D];
-          double s = 0;
-          for (int e = 0; e < D; ++e) s += dyt[e] * v[e], dv[e] += row[j] * dyt[e];
-          datt[j] = s;
-          mean += row[j] * s;
-        }
-        const double* q = &a.qkv[static_cast<std::size_t>(t) * 3 * C + h * D];
-        double* dq = &dqkv[static_cast<std::size_t>(t) * 3 * C + h * D];
-        for (int j = 0; j <= t; ++j) {
-          const double ds = row[j] * (datt[j] - mean) * att_scale;
-          const double* k = &a.qkv[static_cast<std::size_t>(j) * 3 * C + C + h * D];
-          double* dk = &dqkv[static_cast<std::size_t>(j) * 3 * C + C + h * D];
-          for (int e = 0; e < D; ++e) dq[e] += ds * k[e], dk[e] += ds * q[e];
+    for (int b = 0; b < count; ++b) {
+      const std::size_t first = static_cast<std::size_t>(b) * n;  // sequence b's first row
+      const double* qkv = &a.qkv[first * 3 * C];
+      double* dqkv_b = &dqkv[first * 3 * C];
+      for (int h = 0; h < H; ++h) {
+        head_transpose(qkv, n, 3 * C, 2 * C + h * D, D, kt);  // V^T [D, n]
+        for (int t = 0; t < n; ++t) {
+          const double* row = &a.att[((static_cast<std::size_t>(b) * H + h) * n + t) * n];
+          const double* dyt = &dy[(first + t) * C + h * D];
+          // d att[t, j] = dy_t . v_j (summed over e in order, vectorised over j); softmax backward; then q, k, v.
+          double* datt = scratch_.datt.data();
+          std::fill(datt, datt + t + 1, 0.0);
+          for (int e = 0; e < D; ++e) {
+            const double de = dyt[e];
+            const double* ve = &kt[static_cast<std::size_t>(e) * n];
+            for (int j = 0; j <= t; ++j) datt[j] += de * ve[j];
+          }
+          double mean = 0;
+          for (int j = 0; j <= t; ++j) {
+            double* dv = &dqkv_b[static_cast<std::size_t>(j) * 3 * C + 2 * C + h * D];
+            for (int e = 0; e < D; ++e) dv[e] += row[j] * dyt[e];
+            mean += row[j] * datt[j];
+          }
+          const double* q = &qkv[static_cast<std::size_t>(t) * 3 * C + h * D];
+          double* dq = &dqkv_b[static_cast<std::size_t>(t) * 3 * C + h * D];
+          for (int j = 0; j <= t; ++j) {
+            const double ds = row[j] * (datt[j] - mean) * att_scale;
+            const double* k = &qkv[static_cast<std::size_t>(j) * 3 * C + C + h * D];
+            double* dk = &dqkv_b[static_cast<std::size_t>(j) * 3 * C + C + h * D];
+            for (int e = 0; e < D; ++e) dq[e] += ds * k[e], dk[e] += ds * q[e];
+          }
         }
       }
+    }
     std::fill(dln.begin(), dln.end(), 0.0);
-    linear_backward(dqkv.data(), a.ln1.data(), theta + w.qkvw, n, 3 * C, C, dln.data(), grad + w.qkvw, grad + w.qkvb,
+    linear_backward(dqkv.data(), a.ln1.data(), theta + w.qkvw, R, 3 * C, C, dln.data(), grad + w.qkvw, grad + w.qkvb,
                     scale, scratch_);
-    layernorm_backward(dln.data(), a.x.data(), a.mean1.data(), a.rstd1.data(), theta + w.ln1w, n, C, dx.data(),
+    layernorm_backward(dln.data(), a.x.data(), a.mean1.data(), a.rstd1.data(), theta + w.ln1w, R, C, dx.data(),
                        grad + w.ln1w, grad + w.ln1b, scale);
   }
-  for (int t = 0; t < n; ++t)
+  // The embeddings' gradients in double first: a token or a position repeats across the rows.
+  scratch_.product.assign(static_cast<std::size_t>(V + n) * C, 0.0);  // [V + n, C]: wte, then wpe's first n rows
+  for (int r = 0; r < R; ++r) {
+    double* e = &scratch_.product[static_cast<std::size_t>(tokens[r / n][r % n]) * C];
+    double* p = &scratch_.product[static_cast<std::size_t>(V + r % n) * C];
     for (int i = 0; i < C; ++i) {
-      const double d = scale * dx[static_cast<std::size_t>(t) * C + i];
-      T& e = grad[layout_.wte + static_cast<std::size_t>(tokens[t]) * C + i];
-      T& p = grad[layout_.wpe + static_cast<std::size_t>(t) * C + i];
-      e = static_cast<T>(e + d), p = static_cast<T>(p + d);
+      const double d = dx[static_cast<std::size_t>(r) * C + i];
+      e[i] += d, p[i] += d;
     }
+  }
+  for (std::size_t i = 0; i < static_cast<std::size_t>(V) * C; ++i)
+    grad[layout_.wte + i] = static_cast<T>(grad[layout_.wte + i] + scale * scratch_.product[i]);
+  for (std::size_t i = 0; i < static_cast<std::size_t>(n) * C; ++i)
+    grad[layout_.wpe + i] = static_cast<T>(grad[layout_.wpe + i] + scale * scratch_.product[static_cast<std::size_t>(V) * C + i]);
   return loss;
 }
 

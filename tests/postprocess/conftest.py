@@ -7,6 +7,9 @@ INPUT_ENV (the environment variable naming the input made by the real code) and 
 or "directory").
 """
 
+import contextlib
+import importlib.util
+import io
 import os
 import subprocess
 import sys
@@ -27,16 +30,41 @@ def real_input(request):
     return path
 
 
+_SCRIPTS = {}
+
+
+def _script_module(path):
+    """The module of a postprocess script, loaded once per session (its imports are the expensive part)."""
+    path = str(path)
+    if path not in _SCRIPTS:
+        spec = importlib.util.spec_from_file_location("script_" + os.path.basename(path)[:-3], path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _SCRIPTS[path] = module
+    return _SCRIPTS[path]
+
+
 @pytest.fixture
 def run_script(request):
-    """run_script(*args): run the module's SCRIPT with args; return the CompletedProcess (text)."""
-    script, timeout = request.module.SCRIPT, request.module.TIMEOUT
+    """run_script(*args): run the module's SCRIPT with args; return a CompletedProcess (text) with its exit
+    status, stdout and stderr. In this process: main(args) with stdout and stderr captured (a script's
+    start-up, numpy, h5py, matplotlib and scipy, cost more than most of its runs here). Every script's main
+    returns its status (run_cli) or exits through argparse; the tests of a script as a program (its
+    interpreter check, its help) run it in a subprocess (test_scripts.py)."""
+    script = request.module.SCRIPT
+    return lambda *args: run_in_process(script, *args)
 
-    def run(*args):
-        return subprocess.run([PYTHON, str(script), *map(str, args)], capture_output=True, text=True,
-                              timeout=timeout)
 
-    return run
+def run_in_process(script, *args):
+    """A postprocess script run as main(args) in this process (run_script): a CompletedProcess (text)."""
+    argv = [str(a) for a in args]
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = _script_module(script).main(argv)
+        except SystemExit as exc:  # argparse: 2 on a usage error, 0 for --help
+            status = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    return subprocess.CompletedProcess([PYTHON, str(script), *argv], status or 0, out.getvalue(), err.getvalue())
 
 
 @pytest.fixture

@@ -20,17 +20,15 @@ import csv
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import h5py
 import numpy as np
 import pytest
+from conftest import run_in_process
 
 REPO = Path(__file__).resolve().parents[2]
 POSTPROCESS = REPO / "postprocess"
-PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 INCOMPLETE = ("running", "checkpointed", "failed")
 # script: (variable naming the produced input, file in it when the variable names a directory)
 ONE_FILE = {
@@ -44,8 +42,7 @@ RED = np.array([0xD6, 0x27, 0x28]) / 255  # matplotlib's tab:red, the mark's box
 
 
 def run(script, *args):
-    return subprocess.run([PYTHON, str(POSTPROCESS / script), *map(str, args)], capture_output=True, text=True,
-                          timeout=300)
+    return run_in_process(POSTPROCESS / script, *args)
 
 
 def produced(variable, name=None):

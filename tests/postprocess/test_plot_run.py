@@ -6,17 +6,15 @@ Set TOKDYN_RUNFILE to a run file produced by the real code to also plot it.
 """
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import h5py
 import numpy as np
 import pytest
+from conftest import run_in_process
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "postprocess" / "plot_run.py"
-PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
@@ -95,10 +93,8 @@ def write_run(path, n=32, d=2, snapshots=5, diag_every=1, layers=20,
 
 
 def run_script(*args):
-    """Run plot_run.py with /usr/bin/python3 and return the CompletedProcess."""
-    env = dict(os.environ, MPLBACKEND="Agg")
-    return subprocess.run([PYTHON, str(SCRIPT), *map(str, args)],
-                          capture_output=True, text=True, env=env, timeout=120)
+    """Run plot_run.py (in this process: conftest.run_in_process) and return the CompletedProcess."""
+    return run_in_process(SCRIPT, *args)
 
 
 def check_png(path, min_pixels=200):

@@ -74,6 +74,33 @@ TEST(Gpt, GradientWithBiases) {
   gradient_check(true, random_biases(tiny(true), true, true, true));
 }
 
+// A batch is its sequences one after another: three sequences (PReLU, with every bias) through batch()
+// against the sum of three sequence() calls, loss and gradient to 1e-13 of their size (the sums differ only in
+// their order), and the attention inputs row by row.
+TEST(Gpt, BatchEqualsItsSequences) {
+  const GptConfig c = tiny(true);
+  Gpt<double> model(c);
+  const std::vector<double> theta = random_theta(model.layout(), 8);
+  const SymmetryBiases biases = random_biases(c, true, true, true);
+  const int seqs[3][6] = {{3, 0, 6, 2, 2, 5}, {1, 1, 4, 0, 6, 3}, {5, 2, 2, 6, 1, 0}};
+  const int* tokens[3] = {seqs[0], seqs[1], seqs[2]};
+  const int* targets[3] = {seqs[0] + 1, seqs[1] + 1, seqs[2] + 1};
+  std::vector<double> grad(theta.size(), 0.0), one(theta.size(), 0.0);
+  const double loss = model.batch(theta.data(), tokens, targets, 3, 5, biases, grad.data(), 0.5);
+  const std::vector<double> inputs = model.attention_input(1);  // [3 x 5, C]
+  double sum = 0;
+  for (int b = 0; b < 3; ++b) {
+    sum += model.sequence(theta.data(), tokens[b], targets[b], 5, biases, one.data(), 0.5);
+    const std::vector<double>& alone = model.attention_input(1);  // [5, C]
+    for (std::size_t i = 0; i < alone.size(); ++i)
+      EXPECT_NEAR(inputs[b * alone.size() + i], alone[i], 1e-13) << "sequence " << b << ", entry " << i;
+  }
+  EXPECT_NEAR(loss, sum, 1e-13 * sum);
+  double diff = 0, size = 0;
+  for (std::size_t k = 0; k < grad.size(); ++k) diff = std::max(diff, std::abs(grad[k] - one[k])), size = std::max(size, std::abs(one[k]));
+  EXPECT_LT(diff, 1e-13 * size);
+}
+
 TEST(Gpt, FloatAgreesWithDouble) {
   const GptConfig c = tiny(true);
   Gpt<double> d(c);

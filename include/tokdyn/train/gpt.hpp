@@ -3,7 +3,8 @@
 // symmetry-breaking biases b_Q, b_K, b_V added after the linear maps, shared by the heads of a layer)
 // and an MLP (GELU, or PReLU with learnable slopes), a final LayerNorm and the output tied to the token
 // embedding. Forward and backward by hand in plain loops over contiguous arrays (shapes in comments),
-// one sequence at a time; templated on the parameters' scalar, sums in double.
+// a batch of sequences at a time (every linear layer one product over all its rows); templated on the
+// parameters' scalar, activations and sums in double.
 #pragma once
 
 #include <cstddef>
@@ -64,7 +65,7 @@ struct SymmetryBiases {
 
 // Reused double buffers of the products (weights converted and transposed, intermediate products).
 struct GptScratch {
-  std::vector<double> w, bias, transposed, product, datt;
+  std::vector<double> w, bias, transposed, product, datt, head;
 };
 
 template <class T>
@@ -73,11 +74,18 @@ class Gpt {
   explicit Gpt(const GptConfig& c);
   const GptConfig& config() const { return c_; }
   const GptLayout& layout() const { return layout_; }
-  // The summed cross-entropy of next-token prediction over the positions of one sequence tokens [n]
-  // (targets [n], n <= context); when grad is not null, adds scale x its gradient into grad [size].
+  // The summed cross-entropy of next-token prediction over the positions of `count` sequences of n tokens
+  // (n <= context): sequence b's tokens[b] [n] with targets[b] [n]. The sequences go through as one batch of
+  // count n rows, so every linear layer is one product. When grad is not null, adds scale x the gradient into
+  // grad [size].
+  double batch(const T* theta, const int* const* tokens, const int* const* targets, int count, int n,
+               const SymmetryBiases& biases, T* grad, double scale);
+  // One sequence: tokens [n], targets [n].
   double sequence(const T* theta, const int* tokens, const int* targets, int n, const SymmetryBiases& biases,
-                  T* grad, double scale);
-  // After sequence(): what layer l's attention read, LN_1 of the block's input [n, C].
+                  T* grad, double scale) {
+    return batch(theta, &tokens, &targets, 1, n, biases, grad, scale);
+  }
+  // After batch(): what layer l's attention read, LN_1 of the block's input [count n, C] (row b n + t).
   const std::vector<double>& attention_input(int l) const { return acts_[static_cast<std::size_t>(l)].ln1; }
 
  private:
