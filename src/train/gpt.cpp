@@ -127,6 +127,74 @@ void head_transpose(const double* m, int n, int width, int first, int D, std::ve
     for (int e = 0; e < D; ++e) out[static_cast<std::size_t>(e) * n + j] = m[static_cast<std::size_t>(j) * width + first + e];
 }
 
+// One head h of one sequence's causal attention: att [n, n] (row t: the weights over j <= t) and y [n, C] gains
+// the head's output in its columns h D .. from qkv [n, 3C] (q, k, v). The scores q_t . k_j are summed over e in
+// order and vectorised over j (K^T [D, n] in kt: its rows are contiguous in j); exp by exp_nonpositive (within
+// 2 ulp of std::exp, vectorisable).
+TOKDYN_VECTOR_CLONES
+void attention_head(const double* qkv, int n, int C, int h, int D, double* att, double* y, std::vector<double>& kt) {
+  const double att_scale = 1 / std::sqrt(static_cast<double>(D));
+  head_transpose(qkv, n, 3 * C, C + h * D, D, kt);
+  for (int t = 0; t < n; ++t) {
+    const double* q = &qkv[static_cast<std::size_t>(t) * 3 * C + h * D];
+    double* row = &att[static_cast<std::size_t>(t) * n];
+    std::fill(row, row + t + 1, 0.0);
+    for (int e = 0; e < D; ++e) {
+      const double qe = q[e];
+      const double* ke = &kt[static_cast<std::size_t>(e) * n];
+      for (int j = 0; j <= t; ++j) row[j] += qe * ke[j];
+    }
+    double mx = -INFINITY;
+    for (int j = 0; j <= t; ++j) {
+      row[j] *= att_scale;
+      mx = std::max(mx, row[j]);
+    }
+    for (int j = 0; j <= t; ++j) row[j] = exp_nonpositive(row[j] - mx);
+    double z = 0;
+    for (int j = 0; j <= t; ++j) z += row[j];
+    for (int j = 0; j <= t; ++j) row[j] /= z;
+    double* yt = &y[static_cast<std::size_t>(t) * C + h * D];
+    for (int j = 0; j <= t; ++j) {
+      const double* v = &qkv[static_cast<std::size_t>(j) * 3 * C + 2 * C + h * D];
+      for (int e = 0; e < D; ++e) yt[e] += row[j] * v[e];
+    }
+  }
+}
+
+// Its backward: dqkv [n, 3C] gains d q, d k, d v of head h from dy [n, C] and the forward's att [n, n]. d att[t, j]
+// = dy_t . v_j (summed over e in order, vectorised over j: V^T in kt); the softmax backward; then q, k and v.
+TOKDYN_VECTOR_CLONES
+void attention_head_backward(const double* qkv, int n, int C, int h, int D, const double* att, const double* dy,
+                             double* dqkv, std::vector<double>& kt, std::vector<double>& datt) {
+  const double att_scale = 1 / std::sqrt(static_cast<double>(D));
+  head_transpose(qkv, n, 3 * C, 2 * C + h * D, D, kt);
+  datt.resize(n);
+  for (int t = 0; t < n; ++t) {
+    const double* row = &att[static_cast<std::size_t>(t) * n];
+    const double* dyt = &dy[static_cast<std::size_t>(t) * C + h * D];
+    std::fill(datt.begin(), datt.begin() + t + 1, 0.0);
+    for (int e = 0; e < D; ++e) {
+      const double de = dyt[e];
+      const double* ve = &kt[static_cast<std::size_t>(e) * n];
+      for (int j = 0; j <= t; ++j) datt[j] += de * ve[j];
+    }
+    double mean = 0;
+    for (int j = 0; j <= t; ++j) {
+      double* dv = &dqkv[static_cast<std::size_t>(j) * 3 * C + 2 * C + h * D];
+      for (int e = 0; e < D; ++e) dv[e] += row[j] * dyt[e];
+      mean += row[j] * datt[j];
+    }
+    const double* q = &qkv[static_cast<std::size_t>(t) * 3 * C + h * D];
+    double* dq = &dqkv[static_cast<std::size_t>(t) * 3 * C + h * D];
+    for (int j = 0; j <= t; ++j) {
+      const double ds = row[j] * (datt[j] - mean) * att_scale;
+      const double* k = &qkv[static_cast<std::size_t>(j) * 3 * C + C + h * D];
+      double* dk = &dqkv[static_cast<std::size_t>(j) * 3 * C + C + h * D];
+      for (int e = 0; e < D; ++e) dq[e] += ds * k[e], dk[e] += ds * q[e];
+    }
+  }
+}
+
 // out [n, rows] = in [n, cols] W^T + b with W [rows, cols] (b may be null): W transposed into double
 // scratch, then the one tiled product.
 template <class T>
@@ -191,7 +259,6 @@ double Gpt<T>::batch(const T* theta, const int* const* tokens, const int* const*
   // The rows of every activation: row r = b n + t is position t of sequence b.
   const int R = count * n;
   const std::size_t RC = static_cast<std::size_t>(R) * C;
-  const double att_scale = 1 / std::sqrt(static_cast<double>(D));
   // Every activation is written whole before it is read, except y (summed into) and the attention rows
   // beyond t (never read): resized, not cleared.
   for (Layer& a : acts_) {
@@ -231,33 +298,9 @@ double Gpt<T>::batch(const T* theta, const int* const* tokens, const int* const*
     // Causal attention per sequence and head: att [count, H, n, n] (row t over j <= t), y [R, C].
     for (int b = 0; b < count; ++b) {
       const double* qkv = &a.qkv[static_cast<std::size_t>(b) * n * 3 * C];  // [n, 3C] of sequence b
-      for (int h = 0; h < H; ++h) {
-        head_transpose(qkv, n, 3 * C, C + h * D, D, kt);
-        for (int t = 0; t < n; ++t) {
-          const double* q = &qkv[static_cast<std::size_t>(t) * 3 * C + h * D];
-          double* row = &a.att[((static_cast<std::size_t>(b) * H + h) * n + t) * n];
-          // The scores q . k_j, each summed over e in order, vectorised over j (K^T rows are contiguous in j).
-          std::fill(row, row + t + 1, 0.0);
-          for (int e = 0; e < D; ++e) {
-            const double qe = q[e];
-            const double* ke = &kt[static_cast<std::size_t>(e) * n];
-            for (int j = 0; j <= t; ++j) row[j] += qe * ke[j];
-          }
-          double mx = -INFINITY;
-          for (int j = 0; j <= t; ++j) {
-            row[j] *= att_scale;
-            mx = std::max(mx, row[j]);
-          }
-          double z = 0;
-          for (int j = 0; j <= t; ++j) z += (row[j] = std::exp(row[j] - mx));
-          for (int j = 0; j <= t; ++j) row[j] /= z;
-          double* y = &a.y[(static_cast<std::size_t>(b) * n + t) * C + h * D];
-          for (int j = 0; j <= t; ++j) {
-            const double* v = &qkv[static_cast<std::size_t>(j) * 3 * C + 2 * C + h * D];
-            for (int e = 0; e < D; ++e) y[e] += row[j] * v[e];
-          }
-        }
-      }
+      for (int h = 0; h < H; ++h)
+        attention_head(qkv, n, C, h, D, &a.att[(static_cast<std::size_t>(b) * H + h) * n * n],
+                       &a.y[static_cast<std::size_t>(b) * n * C], kt);
     }
     linear(a.y.data(), theta + w.projw, theta + w.projb, R, C, C, a.mid.data(), scratch_);  // W_O y + b
     for (std::size_t i = 0; i < RC; ++i) a.mid[i] += a.x[i];                        // residual
@@ -299,7 +342,6 @@ double Gpt<T>::batch(const T* theta, const int* const* tokens, const int* const*
   layernorm_backward(dlnf.data(), out_.data(), meanf_.data(), rstdf_.data(), theta + layout_.lnfw, R, C, dx.data(),
                      grad + layout_.lnfw, grad + layout_.lnfb, scale);
   std::vector<double> dmid(RC), dact, dfc, dln(RC), dy(RC), dqkv(3 * RC);
-  scratch_.datt.resize(n);
   for (int l = L - 1; l >= 0; --l) {
     const GptLayout::Layer& w = layout_.layer[l];
     Layer& a = acts_[l];
@@ -337,35 +379,9 @@ double Gpt<T>::batch(const T* theta, const int* const* tokens, const int* const*
       const std::size_t first = static_cast<std::size_t>(b) * n;  // sequence b's first row
       const double* qkv = &a.qkv[first * 3 * C];
       double* dqkv_b = &dqkv[first * 3 * C];
-      for (int h = 0; h < H; ++h) {
-        head_transpose(qkv, n, 3 * C, 2 * C + h * D, D, kt);  // V^T [D, n]
-        for (int t = 0; t < n; ++t) {
-          const double* row = &a.att[((static_cast<std::size_t>(b) * H + h) * n + t) * n];
-          const double* dyt = &dy[(first + t) * C + h * D];
-          // d att[t, j] = dy_t . v_j (summed over e in order, vectorised over j); softmax backward; then q, k, v.
-          double* datt = scratch_.datt.data();
-          std::fill(datt, datt + t + 1, 0.0);
-          for (int e = 0; e < D; ++e) {
-            const double de = dyt[e];
-            const double* ve = &kt[static_cast<std::size_t>(e) * n];
-            for (int j = 0; j <= t; ++j) datt[j] += de * ve[j];
-          }
-          double mean = 0;
-          for (int j = 0; j <= t; ++j) {
-            double* dv = &dqkv_b[static_cast<std::size_t>(j) * 3 * C + 2 * C + h * D];
-            for (int e = 0; e < D; ++e) dv[e] += row[j] * dyt[e];
-            mean += row[j] * datt[j];
-          }
-          const double* q = &qkv[static_cast<std::size_t>(t) * 3 * C + h * D];
-          double* dq = &dqkv_b[static_cast<std::size_t>(t) * 3 * C + h * D];
-          for (int j = 0; j <= t; ++j) {
-            const double ds = row[j] * (datt[j] - mean) * att_scale;
-            const double* k = &qkv[static_cast<std::size_t>(j) * 3 * C + C + h * D];
-            double* dk = &dqkv_b[static_cast<std::size_t>(j) * 3 * C + C + h * D];
-            for (int e = 0; e < D; ++e) dq[e] += ds * k[e], dk[e] += ds * q[e];
-          }
-        }
-      }
+      for (int h = 0; h < H; ++h)
+        attention_head_backward(qkv, n, C, h, D, &a.att[(static_cast<std::size_t>(b) * H + h) * n * n], &dy[first * C],
+                                dqkv_b, kt, scratch_.datt);
     }
     std::fill(dln.begin(), dln.end(), 0.0);
     linear_backward(dqkv.data(), a.ln1.data(), theta + w.qkvw, R, 3 * C, C, dln.data(), grad + w.qkvw, grad + w.qkvb,

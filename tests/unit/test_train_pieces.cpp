@@ -31,9 +31,12 @@ std::pair<double, double> moments(const std::vector<double>& v, std::size_t begi
   return {m, std::sqrt((s2 - n * m * m) / (n - 1))};
 }
 
+// Each entry is its start, then fma(a_ik, b_kj, .) for k = 0, 1, ...: the kernel of this CPU (AVX-512, AVX2 or
+// the fallback) equals that plain loop written here bit for bit, and so does every kernel the CPU has.
 TEST(Matmul, EqualsThePlainLoopBitForBit) {
-  // Shapes with and without remainders of the four-wide k blocks; start from zero, a bias, or out itself.
-  const int shapes[][3] = {{5, 7, 3}, {4, 8, 16}, {9, 13, 33}, {1, 1, 1}, {64, 64, 192}};
+  // Shapes with and without remainders of the four-row tiles and of the 4- and 8-wide columns; start from zero,
+  // a bias, or out itself.
+  const int shapes[][3] = {{5, 7, 3}, {4, 8, 16}, {9, 13, 33}, {1, 1, 1}, {64, 64, 192}, {7, 5, 12}, {6, 3, 20}};
   for (const auto& s : shapes) {
     const int n = s[0], p = s[1], m = s[2];
     const std::vector<double> a = step_normals(1, static_cast<std::size_t>(n) * p), b = step_normals(2, static_cast<std::size_t>(p) * m),
@@ -44,10 +47,16 @@ TEST(Matmul, EqualsThePlainLoopBitForBit) {
       for (int i = 0; i < n; ++i)
         for (int j = 0; j < m; ++j) {
           double v = mode == 2 ? start[static_cast<std::size_t>(i) * m + j] : mode == 1 ? bias[j] : 0.0;
-          for (int k = 0; k < p; ++k) v += a[static_cast<std::size_t>(i) * p + k] * b[static_cast<std::size_t>(k) * m + j];
+          for (int k = 0; k < p; ++k) v = std::fma(a[static_cast<std::size_t>(i) * p + k], b[static_cast<std::size_t>(k) * m + j], v);
           naive[static_cast<std::size_t>(i) * m + j] = v;
         }
       EXPECT_EQ(out, naive) << n << "x" << p << "x" << m << " mode " << mode;
+      for (MatmulKernel k : {MatmulKernel::avx512, MatmulKernel::avx2, MatmulKernel::plain}) {
+        std::vector<double> one = start;
+        if (matmul_with(k, a.data(), b.data(), mode == 1 ? bias.data() : nullptr, mode == 2, n, p, m, one.data())) {
+          EXPECT_EQ(one, naive) << n << "x" << p << "x" << m << " mode " << mode << " kernel " << static_cast<int>(k);
+        }
+      }
     }
   }
 }
