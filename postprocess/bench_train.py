@@ -2,15 +2,22 @@
 """Training throughput of `tokdyn train` against PyTorch (CPU) on the same GPT, the same machine, one run.
 
 Usage:
-    bench_train.py [--deck DECK] [--steps S] [--ranks 1,2] [--threads 1,2] [--optimizer adamw]
-                   [--tokdyn PATH] [--mpiexec PATH] [--json OUT] [--section.key=value ...]
+    bench_train.py [--deck DECK] [--steps S] [--ranks 1,2] [--threads 1,2] [--precision float[,double]]
+                   [--repeats R] [--optimizer adamw] [--tokdyn PATH] [--mpiexec PATH] [--json OUT]
+                   [--section.key=value ...]
+
+Fair by construction: every configuration (tokdyn on P ranks, PyTorch with P threads, each precision) runs
+once per round, the rounds interleaved (--repeats, default 3), and each keeps its best round, so a busy moment
+of a shared machine hits every configuration alike; the 1-minute load average is recorded before each run and
+printed beside each best. The table sets each tokdyn row against PyTorch on the same number of cores (P ranks
+against P threads) per core. PyTorch as P processes (torch.distributed) is not measured.
 
 tokdyn: `mpiexec -n P tokdyn train DECK --train.steps=S --train.eval_every=S` for each P of --ranks; its
 throughput is the run file's train/tokens_per_second: tokens (S x batch x context) over the seconds of the
 training steps (forward, backward, the gradient's all-reduce and the optimizer's step; the two validation
 passes are outside). Extra --section.key=value arguments go to tokdyn and size both models.
 
-PyTorch: the same model written in torch.nn, float32 like tokdyn's default: token and position embeddings,
+PyTorch: the same model written in torch.nn, in the precision of the tokdyn row (float32 or float64): token and position embeddings,
 pre-LN blocks with causal multi-head attention (W_Q, W_K, W_V with their biases c_q, c_k, c_v, W_O with its
 bias), an MLP C -> 4C -> C with GELU (tanh form), a final LayerNorm and the output tied to the token
 embedding; its parameter count must equal tokdyn's (the script stops otherwise). Batches of random windows
@@ -18,8 +25,9 @@ of the same text; loss.backward() and the optimizer's step (torch.optim.AdamW, S
 for sgdm; ECD has no PyTorch counterpart here and is timed as AdamW). Timed over S steps after 3 untimed
 ones, for each thread count of --threads (torch.set_num_threads). Without PyTorch the rows are skipped.
 
-Output: the model (parameters, L, H, C, context, batch), the machine, the versions, and a table of tokens/s
-per implementation with tokdyn's speed-up over each PyTorch row. --json OUT writes it. Exit status 0; 2 on
+Output: the model (parameters, L, H, C, context, batch), the machine, the versions, and a table: per
+configuration its best tokens/s, per core, the load before that round, and for tokdyn its per-core rate over
+PyTorch's on as many cores in the same precision. --json OUT writes it (every round's rate and load too). Exit status 0; 2 on
 an error (a missing or failing tokdyn, a parameter count that differs) with one line "bench_train.py: error:".
 """
 
@@ -67,14 +75,14 @@ def deck_values(deck, overrides):
             "adamw_lr": float(get("adamw", "lr", "1e-4"))}
 
 
-def run_tokdyn_train(args, ranks, overrides, workdir):
+def run_tokdyn_train(args, ranks, precision, overrides, workdir):
     import h5py
 
-    out = os.path.join(workdir, f"bench-{ranks}.h5")
+    out = os.path.join(workdir, f"bench-{ranks}-{precision}.h5")
     run_tokdyn(args, ranks, "train", [
         "train", args.deck, f"--train.steps={args.steps}", f"--train.eval_every={args.steps}",
-        f"--train.optimizer={args.optimizer}", "--train.alignment_null=10", "--run.progress_interval=0",
-        f"--run.output={out}", *overrides], timeout=3600)
+        f"--train.optimizer={args.optimizer}", f"--train.precision={precision}", "--train.alignment_null=10",
+        "--run.progress_interval=0", "--force", f"--run.output={out}", *overrides], timeout=3600)
     with h5py.File(out, "r") as h5:
         g = h5["train"]
         return float(g.attrs["tokens_per_second"]), int(g.attrs["parameters"]), int(g.attrs["train_tokens"])
@@ -119,10 +127,10 @@ def torch_model(torch, vocab, m):
     return Gpt()
 
 
-def run_torch(torch, threads, tokens, vocab, m, steps, optimizer, lr):
+def run_torch(torch, threads, precision, tokens, vocab, m, steps, optimizer, lr):
     torch.set_num_threads(threads)
     torch.manual_seed(1)
-    model = torch_model(torch, vocab, m)
+    model = torch_model(torch, vocab, m).to(torch.float64 if precision == "double" else torch.float32)
     if optimizer == "sgdm":
         opt = torch.optim.SGD(model.parameters(), lr=0.03, momentum=0.95, nesterov=True)
     else:
@@ -162,33 +170,53 @@ def bench(args):
     m = deck_values(args.deck, args.overrides)
     m["optimizer"] = args.optimizer
     host = machine()
-    result = {"model": m, "steps": args.steps, "machine": f"{host['processor']}, {host['cpus']} cores",
-              "python": platform.python_version(), "results": []}
-    with tempfile.TemporaryDirectory() as work:
-        for ranks in parse_list(args.ranks, "--ranks"):
-            rate, params, _ = run_tokdyn_train(args, ranks, args.overrides, work)
-            result["parameters"] = params
-            result["results"].append({"implementation": "tokdyn", "ranks": ranks, "threads": None,
-                                      "tokens_per_second": rate})
+    precisions = [v.strip() for v in args.precision.split(",") if v.strip()]
+    if not precisions or any(v not in ("float", "double") for v in precisions):
+        raise BenchError(f"--precision '{args.precision}': expected float, double or float,double")
+    if args.repeats < 1:
+        raise BenchError(f"--repeats {args.repeats}: at least 1")
+    result = {"model": m, "steps": args.steps, "repeats": args.repeats,
+              "machine": f"{host['processor']}, {host['cpus']} cores", "python": platform.python_version(),
+              "results": []}
     torch = import_torch()
     result["torch"] = torch.__version__ if torch is not None else None
+    rows = [{"implementation": "tokdyn", "ranks": r, "threads": None, "precision": p}
+            for p in precisions for r in parse_list(args.ranks, "--ranks")]
     if torch is not None:
         tokens, vocab = text_tokens(m["text_file"])
-        for threads in parse_list(args.threads, "--threads"):
-            rate, params = run_torch(torch, threads, tokens, vocab, m, args.steps, args.optimizer, m["adamw_lr"])
-            if params != result["parameters"]:
-                raise BenchError(f"the PyTorch model has {params} parameters, tokdyn's {result['parameters']}")
-            result["results"].append({"implementation": "pytorch", "ranks": None, "threads": threads,
-                                      "tokens_per_second": rate})
-    best = max(r["tokens_per_second"] for r in result["results"] if r["implementation"] == "tokdyn")
+        rows += [{"implementation": "pytorch", "ranks": None, "threads": t, "precision": p}
+                 for p in precisions for t in parse_list(args.threads, "--threads")]
+    with tempfile.TemporaryDirectory() as work:
+        for _ in range(args.repeats):  # rounds, each configuration once in each
+            for row in rows:
+                load = os.getloadavg()[0]
+                if row["implementation"] == "tokdyn":
+                    rate, params, _ = run_tokdyn_train(args, row["ranks"], row["precision"], args.overrides, work)
+                    result["parameters"] = params
+                else:
+                    rate, params = run_torch(torch, row["threads"], row["precision"], tokens, vocab, m, args.steps,
+                                             args.optimizer, m["adamw_lr"])
+                    if params != result["parameters"]:
+                        raise BenchError(f"the PyTorch model has {params} parameters, tokdyn's {result['parameters']}")
+                row.setdefault("rounds", []).append({"tokens_per_second": rate, "load": load})
+    for row in rows:
+        top = max(row["rounds"], key=lambda x: x["tokens_per_second"])
+        row["tokens_per_second"], row["load"] = top["tokens_per_second"], top["load"]
+        row["cores"] = row["ranks"] or row["threads"]
+        row["per_core"] = row["tokens_per_second"] / row["cores"]
+    result["results"] = rows
     print(f"GPT L = {m['layers']}, H = {m['heads']}, C = {m['channels']}, context {m['context']}, batch {m['batch']}: "
-          f"{result['parameters']} parameters, float32, {args.optimizer}, {args.steps} steps; {result['machine']}; "
-          f"PyTorch {result['torch'] or 'not installed'}")
-    print(f"{'implementation':<16} {'ranks/threads':>13} {'tokens/s':>12} {'tokdyn best / this':>20}")
-    for r in result["results"]:
-        width = f"{r['ranks']} ranks" if r["ranks"] else f"{r['threads']} threads"
-        r["speedup_of_tokdyn"] = best / r["tokens_per_second"]
-        print(f"{r['implementation']:<16} {width:>13} {r['tokens_per_second']:>12.4g} {r['speedup_of_tokdyn']:>20.2f}")
+          f"{result['parameters']} parameters, {args.optimizer}, {args.steps} steps, best of {args.repeats} interleaved "
+          f"rounds; {result['machine']}; PyTorch {result['torch'] or 'not installed'}")
+    print(f"{'implementation':<10} {'precision':<9} {'cores':>5} {'tokens/s':>10} {'per core':>10} {'load':>5} "
+          f"{'tokdyn / PyTorch per core':>26}")
+    for r in rows:
+        twin = next((x for x in rows if x["implementation"] == "pytorch" and x["precision"] == r["precision"]
+                     and x["cores"] == r["cores"]), None)
+        ratio = r["per_core"] / twin["per_core"] if r["implementation"] == "tokdyn" and twin else None
+        r["per_core_against_pytorch"] = ratio
+        print(f"{r['implementation']:<10} {r['precision']:<9} {r['cores']:>5} {r['tokens_per_second']:>10.4g} "
+              f"{r['per_core']:>10.4g} {r['load']:>5.2f} {(f'{ratio:.2f}' if ratio else '-'):>26}")
     if args.json:
         write_json(args.json, result)
     return 0
@@ -200,6 +228,8 @@ def main(argv=None):
     p.add_argument("--steps", type=int, default=100)
     p.add_argument("--ranks", default="1,2")
     p.add_argument("--threads", default="1,2")
+    p.add_argument("--precision", default="float", help="float, double or float,double (both sides alike)")
+    p.add_argument("--repeats", type=int, default=3, help="interleaved rounds; each configuration keeps its best")
     # Those PyTorch has too (torch.optim.SGD with Nesterov momentum, torch.optim.AdamW): the same step on both sides.
     p.add_argument("--optimizer", default="adamw", choices=("sgdm", "adamw"))
     p.add_argument("--tokdyn", default=os.environ.get("TOKDYN", "tokdyn"))

@@ -66,11 +66,14 @@ double batch_loss(Gpt<T>& model, const T* theta, const std::vector<int>& tokens,
     const std::int64_t o = offsets[static_cast<std::size_t>(b)];
     inputs.push_back(&tokens[o]), targets.push_back(&tokens[o + 1]);
   }
-  if (!inputs.empty()) {
-    sum[0] = scale * model.batch(theta, inputs.data(), targets.data(), static_cast<int>(inputs.size()), n, biases,
-                                 grad ? local.data() : nullptr, scale);
-    for (std::size_t k = 0; k < local.size(); ++k) sum[1 + k] = local[k];
+  // In passes of a bounded size (Gpt::sequences_per_pass): the activations of a large batch would not fit.
+  const std::size_t pass = static_cast<std::size_t>(model.sequences_per_pass(n));
+  for (std::size_t b = 0; b < inputs.size(); b += pass) {
+    const int count = static_cast<int>(std::min(pass, inputs.size() - b));
+    sum[0] += scale * model.batch(theta, inputs.data() + b, targets.data() + b, count, n, biases,
+                                  grad ? local.data() : nullptr, scale);
   }
+  for (std::size_t k = 0; k < local.size(); ++k) sum[1 + k] = local[k];
   TOKDYN_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, sum.data(), static_cast<int>(sum.size()), MPI_DOUBLE, MPI_SUM, comm));
   for (std::size_t k = 0; grad && k < size; ++k) grad[k] = static_cast<T>(sum[1 + k]);
   return sum[0];
@@ -99,18 +102,21 @@ std::vector<double> mean_attention_inputs(Gpt<T>& model, const T* theta, const s
     const int* seq = &tokens[static_cast<std::size_t>(offsets[static_cast<std::size_t>(b)])];
     inputs.push_back(seq), targets.push_back(seq + 1);
   }
-  if (!inputs.empty())
-    model.batch(theta, inputs.data(), targets.data(), static_cast<int>(inputs.size()), n, biases, nullptr, 1.0);
-  for (std::size_t b = 0; b < inputs.size(); ++b)
-    for (int t = 0; t < n; ++t) {
-      const std::size_t id = static_cast<std::size_t>(inputs[b][t]), row = b * n + t;
-      count[id] += 1;
-      for (std::size_t l = 0; l < L; ++l) {
-        const double* in = model.attention_input(static_cast<int>(l)).data() + row * C;
-        double* out = sum.data() + l * per_layer + id * C;
-        for (std::size_t i = 0; i < C; ++i) out[i] += in[i];
+  const std::size_t pass = static_cast<std::size_t>(model.sequences_per_pass(n));
+  for (std::size_t first = 0; first < inputs.size(); first += pass) {
+    const std::size_t size = std::min(pass, inputs.size() - first);
+    model.batch(theta, inputs.data() + first, targets.data() + first, static_cast<int>(size), n, biases, nullptr, 1.0);
+    for (std::size_t b = 0; b < size; ++b)
+      for (int t = 0; t < n; ++t) {
+        const std::size_t id = static_cast<std::size_t>(inputs[first + b][t]), row = b * n + t;
+        count[id] += 1;
+        for (std::size_t l = 0; l < L; ++l) {
+          const double* in = model.attention_input(static_cast<int>(l)).data() + row * C;
+          double* out = sum.data() + l * per_layer + id * C;
+          for (std::size_t i = 0; i < C; ++i) out[i] += in[i];
+        }
       }
-    }
+  }
   TOKDYN_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, sum.data(), static_cast<int>(sum.size()), MPI_DOUBLE, MPI_SUM, comm));
   std::vector<double> mean(L * per_layer);
   for (std::size_t l = 0; l < L; ++l)

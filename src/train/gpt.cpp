@@ -250,6 +250,13 @@ template <class T>
 Gpt<T>::Gpt(const GptConfig& c) : c_(c), layout_(c), acts_(c.layers) {}
 
 template <class T>
+int Gpt<T>::sequences_per_pass(int n) const {
+  const double per_layer = static_cast<double>(c_.heads) * n * n + 20.0 * c_.channels * n;  // att, ~20 C per row
+  const double per_sequence = c_.layers * per_layer + static_cast<double>(c_.vocab + 4 * c_.channels) * n;
+  return static_cast<int>(std::clamp(8.0e6 / per_sequence, 1.0, 1.0e6));
+}
+
+template <class T>
 double Gpt<T>::batch(const T* theta, const int* const* tokens, const int* const* targets, int count, int n,
                      const SymmetryBiases& sb, T* grad, double scale) {
   const int C = c_.channels, H = c_.heads, D = c_.head_dim(), F = c_.hidden(), V = c_.vocab, L = c_.layers;

@@ -80,6 +80,9 @@ class Gpt {
   // grad [size].
   double batch(const T* theta, const int* const* tokens, const int* const* targets, int count, int n,
                const SymmetryBiases& biases, T* grad, double scale);
+  // How many sequences of n tokens one batch() should take so that its activations stay near 64 MB (at least
+  // 1): the attention weights alone are H n^2 doubles a layer and sequence.
+  int sequences_per_pass(int n) const;
   // One sequence: tokens [n], targets [n].
   double sequence(const T* theta, const int* tokens, const int* targets, int n, const SymmetryBiases& biases,
                   T* grad, double scale) {
