@@ -1,6 +1,7 @@
 #include "tokdyn/train/matmul.hpp"
 
 #include <cmath>
+#include <initializer_list>
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
