@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "tokdyn/core/errors/error.hpp"
 #include "tokdyn/core/numerics/fast_exp.hpp"
@@ -210,20 +211,23 @@ template <class T>
 void linear_backward(const double* dout, const double* in, const T* W, int n, int rows, int cols, double* din, T* dW,
                      T* db, double scale, GptScratch& s) {
   const std::size_t size = static_cast<std::size_t>(rows) * cols;
-  s.w.assign(W, W + size);
-  matmul(dout, s.w.data(), nullptr, true, n, rows, cols, din);
+  const double* w = nullptr;  // W in double: itself, or converted
+  if constexpr (std::is_same_v<T, double>) {
+    w = W;
+  } else {
+    s.w.assign(W, W + size);
+    w = s.w.data();
+  }
+  matmul(dout, w, nullptr, true, n, rows, cols, din);
   if (!dW) return;
-  s.transposed.resize(static_cast<std::size_t>(rows) * n);  // dout^T [rows, n]
-  transpose(dout, n, rows, s.transposed.data());
   s.product.resize(size);
-  matmul(s.transposed.data(), in, nullptr, false, rows, n, cols, s.product.data());
+  matmul_tn(dout, in, rows, n, cols, s.product.data());  // dout^T in [rows, cols], dout read in place
   for (std::size_t i = 0; i < size; ++i) dW[i] = static_cast<T>(dW[i] + scale * s.product[i]);
   if (!db) return;
-  for (int r = 0; r < rows; ++r) {
-    double sb = 0;
-    for (int t = 0; t < n; ++t) sb += s.transposed[static_cast<std::size_t>(r) * n + t];
-    db[r] = static_cast<T>(db[r] + scale * sb);
-  }
+  s.bias.assign(rows, 0.0);  // the column sums of dout, each over t in order
+  for (int t = 0; t < n; ++t)
+    for (int r = 0; r < rows; ++r) s.bias[r] += dout[static_cast<std::size_t>(t) * rows + r];
+  for (int r = 0; r < rows; ++r) db[r] = static_cast<T>(db[r] + scale * s.bias[r]);
 }
 
 // GELU, tanh form (as GPT-2): 0.5 x (1 + tanh u), u = k (x + 0.044715 x^3); its derivative from the same tanh.

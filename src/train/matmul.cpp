@@ -16,14 +16,15 @@ constexpr int kRows = 4;  // rows of a register tile
 
 // The reference: every entry its start, then s = fma(a_ik, b_kj, s) for k = 0, 1, ..., p - 1. std::fma rounds
 // once, exactly as the hardware's FMA does, so this loop and the vector kernels below give the same bits.
-void matmul_plain(const double* a, const double* b, const double* bias, bool accumulate, int n, int p, int m,
-                  double* out) {
+// a's entry (i, k) is a[i rs + k ks]: rs = p, ks = 1 for a [n, p]; rs = 1, ks = n for a^T with a [p, n].
+void matmul_plain(const double* a, long rs, long ks, const double* b, const double* bias, bool accumulate, int n,
+                  int p, int m, double* out) {
   for (int i = 0; i < n; ++i) {
     double* o = out + static_cast<long>(i) * m;
-    const double* ai = a + static_cast<long>(i) * p;
+    const double* ai = a + i * rs;
     for (int j = 0; j < m; ++j) {
       double s = accumulate ? o[j] : bias ? bias[j] : 0.0;
-      for (int k = 0; k < p; ++k) s = std::fma(ai[k], b[static_cast<long>(k) * m + j], s);
+      for (int k = 0; k < p; ++k) s = std::fma(ai[k * ks], b[static_cast<long>(k) * m + j], s);
       o[j] = s;
     }
   }
@@ -35,9 +36,10 @@ void matmul_plain(const double* a, const double* b, const double* bias, bool acc
 // once for both vector widths; the lanes (8 doubles for AVX-512, 4 for AVX2) come from the traits S.
 #define TOKDYN_MATMUL_KERNEL(S, TARGET)                                                                          \
   template <int W>                                                                                              \
-  [[gnu::target(TARGET), gnu::always_inline]] inline void tile_##S(const double* ai, const double* b,           \
-                                                                   const double* bias, bool accumulate, int p,  \
-                                                                   int m, int j, double* oi) {                 \
+  [[gnu::target(TARGET), gnu::always_inline]] inline void tile_##S(const double* ai, long rs, long ks,          \
+                                                                   const double* b, const double* bias,         \
+                                                                   bool accumulate, int p, int m, int j,        \
+                                                                   double* oi) {                               \
     S::v acc[kRows][W];                                                                                         \
     for (int r = 0; r < kRows; ++r)                                                                             \
       for (int w = 0; w < W; ++w) {                                                                             \
@@ -48,34 +50,33 @@ void matmul_plain(const double* a, const double* b, const double* bias, bool acc
       S::v bk[W];                                                                                               \
       for (int w = 0; w < W; ++w) bk[w] = S::load(b + static_cast<long>(k) * m + j + S::lanes * w);            \
       for (int r = 0; r < kRows; ++r) {                                                                         \
-        const S::v ar = S::set1(ai[static_cast<long>(r) * p + k]);                                              \
+        const S::v ar = S::set1(ai[r * rs + k * ks]);                                                           \
         for (int w = 0; w < W; ++w) acc[r][w] = S::fma(ar, bk[w], acc[r][w]);                                   \
       }                                                                                                         \
     }                                                                                                           \
     for (int r = 0; r < kRows; ++r)                                                                             \
       for (int w = 0; w < W; ++w) S::store(oi + static_cast<long>(r) * m + j + S::lanes * w, acc[r][w]);        \
   }                                                                                                             \
-  [[gnu::target(TARGET)]] void matmul_##S(const double* a, const double* b, const double* bias, bool accumulate, \
-                                          int n, int p, int m, double* out) {                                  \
+  [[gnu::target(TARGET)]] void matmul_##S(const double* a, long rs, long ks, const double* b, const double* bias, \
+                                          bool accumulate, int n, int p, int m, double* out) {                 \
     constexpr int L = S::lanes;                                                                                 \
     int i = 0;                                                                                                  \
     for (; i + kRows <= n; i += kRows) {                                                                        \
-      const double* ai = a + static_cast<long>(i) * p;                                                          \
+      const double* ai = a + i * rs;                                                                            \
       double* oi = out + static_cast<long>(i) * m;                                                              \
       int j = 0;                                                                                                \
-      for (; j + 2 * L <= m; j += 2 * L) tile_##S<2>(ai, b, bias, accumulate, p, m, j, oi);                     \
-      for (; j + L <= m; j += L) tile_##S<1>(ai, b, bias, accumulate, p, m, j, oi);                             \
+      for (; j + 2 * L <= m; j += 2 * L) tile_##S<2>(ai, rs, ks, b, bias, accumulate, p, m, j, oi);             \
+      for (; j + L <= m; j += L) tile_##S<1>(ai, rs, ks, b, bias, accumulate, p, m, j, oi);                     \
       if (j < m) /* the last columns: the plain loop on this block */                                           \
         for (int r = 0; r < kRows; ++r)                                                                         \
           for (int c = j; c < m; ++c) {                                                                         \
             double* o = oi + static_cast<long>(r) * m;                                                          \
             double s = accumulate ? o[c] : bias ? bias[c] : 0.0;                                                \
-            for (int k = 0; k < p; ++k) s = std::fma(ai[static_cast<long>(r) * p + k], b[static_cast<long>(k) * m + c], s); \
+            for (int k = 0; k < p; ++k) s = std::fma(ai[r * rs + k * ks], b[static_cast<long>(k) * m + c], s); \
             o[c] = s;                                                                                           \
           }                                                                                                     \
     }                                                                                                           \
-    if (i < n) matmul_plain(a + static_cast<long>(i) * p, b, bias, accumulate, n - i, p, m,                     \
-                            out + static_cast<long>(i) * m);                                                    \
+    if (i < n) matmul_plain(a + i * rs, rs, ks, b, bias, accumulate, n - i, p, m, out + static_cast<long>(i) * m); \
   }
 
 struct Avx512 {
@@ -102,7 +103,7 @@ TOKDYN_MATMUL_KERNEL(Avx2, "avx2,fma")
 #undef TOKDYN_MATMUL_KERNEL
 #endif
 
-using Kernel = void (*)(const double*, const double*, const double*, bool, int, int, int, double*);
+using Kernel = void (*)(const double*, long, long, const double*, const double*, bool, int, int, int, double*);
 
 // The named kernel, or null when this CPU lacks it.
 Kernel kernel_for(MatmulKernel k) {
@@ -128,13 +129,18 @@ Kernel best_kernel() {
 
 void matmul(const double* a, const double* b, const double* bias, bool accumulate, int n, int p, int m, double* out) {
   static const Kernel kernel = best_kernel();
-  kernel(a, b, bias, accumulate, n, p, m, out);
+  kernel(a, p, 1, b, bias, accumulate, n, p, m, out);
 }
 
-bool matmul_with(MatmulKernel kernel, const double* a, const double* b, const double* bias, bool accumulate, int n,
-                 int p, int m, double* out) {
+void matmul_tn(const double* a, const double* b, int n, int p, int m, double* out) {
+  static const Kernel kernel = best_kernel();
+  kernel(a, 1, n, b, nullptr, false, n, p, m, out);
+}
+
+bool matmul_with(MatmulKernel kernel, bool a_transposed, const double* a, const double* b, const double* bias,
+                 bool accumulate, int n, int p, int m, double* out) {
   const Kernel f = kernel_for(kernel);
-  if (f) f(a, b, bias, accumulate, n, p, m, out);
+  if (f) f(a, a_transposed ? 1 : p, a_transposed ? n : 1, b, bias, accumulate, n, p, m, out);
   return f != nullptr;
 }
 

@@ -51,11 +51,23 @@ TEST(Matmul, EqualsThePlainLoopBitForBit) {
           naive[static_cast<std::size_t>(i) * m + j] = v;
         }
       EXPECT_EQ(out, naive) << n << "x" << p << "x" << m << " mode " << mode;
-      for (MatmulKernel k : {MatmulKernel::avx512, MatmulKernel::avx2, MatmulKernel::plain}) {
-        std::vector<double> one = start;
-        if (matmul_with(k, a.data(), b.data(), mode == 1 ? bias.data() : nullptr, mode == 2, n, p, m, one.data())) {
-          EXPECT_EQ(one, naive) << n << "x" << p << "x" << m << " mode " << mode << " kernel " << static_cast<int>(k);
+      // a^T [p, n]: the transposed kernels read it in place and give the same bits.
+      std::vector<double> at(a.size());
+      for (int i = 0; i < n; ++i)
+        for (int k = 0; k < p; ++k) at[static_cast<std::size_t>(k) * n + i] = a[static_cast<std::size_t>(i) * p + k];
+      for (MatmulKernel k : {MatmulKernel::avx512, MatmulKernel::avx2, MatmulKernel::plain})
+        for (bool transposed : {false, true}) {
+          std::vector<double> one = start;
+          if (matmul_with(k, transposed, transposed ? at.data() : a.data(), b.data(), mode == 1 ? bias.data() : nullptr,
+                          mode == 2, n, p, m, one.data())) {
+            EXPECT_EQ(one, naive) << n << "x" << p << "x" << m << " mode " << mode << " kernel " << static_cast<int>(k)
+                                  << (transposed ? " (a transposed)" : "");
+          }
         }
+      if (mode == 0) {
+        std::vector<double> tn(naive.size());
+        matmul_tn(at.data(), b.data(), n, p, m, tn.data());
+        EXPECT_EQ(tn, naive) << n << "x" << p << "x" << m << " matmul_tn";
       }
     }
   }

@@ -65,7 +65,7 @@ struct SymmetryBiases {
 
 // Reused double buffers of the products (weights converted and transposed, intermediate products).
 struct GptScratch {
-  std::vector<double> w, bias, transposed, product, datt, head;
+  std::vector<double> w, bias, product, datt, head;
 };
 
 template <class T>

@@ -9,10 +9,15 @@ namespace tokdyn {
 // (AVX-512, AVX2, or std::fma where the CPU has no FMA): the bits depend on neither.
 void matmul(const double* a, const double* b, const double* bias, bool accumulate, int n, int p, int m, double* out);
 
+// out [n, m] = a^T b with a [p, n], b [p, m]: the bits of matmul on a transposed first (the same sums in the same
+// order), without the transpose.
+void matmul_tn(const double* a, const double* b, int n, int p, int m, double* out);
+
 // The same product by one named kernel (the tests check each the CPU has against the plain loop): false, and
 // nothing computed, when this CPU lacks it. matmul takes the first of avx512, avx2 the CPU runs, else plain.
 enum class MatmulKernel { avx512, avx2, plain };
-bool matmul_with(MatmulKernel kernel, const double* a, const double* b, const double* bias, bool accumulate, int n,
-                 int p, int m, double* out);
+// a_transposed: a is [p, n] and the product a^T b (as matmul_tn).
+bool matmul_with(MatmulKernel kernel, bool a_transposed, const double* a, const double* b, const double* bias,
+                 bool accumulate, int n, int p, int m, double* out);
 
 }  // namespace tokdyn
