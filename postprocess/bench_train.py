@@ -2,15 +2,15 @@
 """Training throughput of `tokdyn train` against PyTorch (CPU) on the same GPT, the same machine, one run.
 
 Usage:
-    bench_train.py [--deck DECK] [--steps S] [--ranks 1,2] [--threads 1,2] [--precision float[,double]]
-                   [--repeats R] [--optimizer adamw] [--tokdyn PATH] [--mpiexec PATH] [--json OUT]
-                   [--section.key=value ...]
+    bench_train.py [--deck DECK] [--steps S] [--ranks 1,2] [--threads 1,2] [--processes 2]
+                   [--precision float[,double]] [--repeats R] [--optimizer adamw] [--tokdyn PATH]
+                   [--mpiexec PATH] [--json OUT] [--section.key=value ...]
 
-Fair by construction: every configuration (tokdyn on P ranks, PyTorch with P threads, each precision) runs
-once per round, the rounds interleaved (--repeats, default 3), and each keeps its best round, so a busy moment
-of a shared machine hits every configuration alike; the 1-minute load average is recorded before each run and
-printed beside each best. The table sets each tokdyn row against PyTorch on the same number of cores (P ranks
-against P threads) per core. PyTorch as P processes (torch.distributed) is not measured.
+Fair by construction: every configuration (tokdyn on P ranks, PyTorch with P threads, PyTorch as P processes,
+each precision) runs once per round, the rounds interleaved (--repeats, default 3), and each keeps its best
+round, so a busy moment of a shared machine hits every configuration alike; the 1-minute load average is
+recorded before each run and printed beside each best. The table sets each tokdyn row against PyTorch on the
+same number of cores per core: P ranks against P threads, and against P processes.
 
 tokdyn: `mpiexec -n P tokdyn train DECK --train.steps=S --train.eval_every=S` for each P of --ranks; its
 throughput is the run file's train/tokens_per_second: tokens (S x batch x context) over the seconds of the
@@ -23,7 +23,11 @@ bias), an MLP C -> 4C -> C with GELU (tanh form), a final LayerNorm and the outp
 embedding; its parameter count must equal tokdyn's (the script stops otherwise). Batches of random windows
 of the same text; loss.backward() and the optimizer's step (torch.optim.AdamW, SGD with Nesterov momentum
 for sgdm; ECD has no PyTorch counterpart here and is timed as AdamW). Timed over S steps after 3 untimed
-ones, for each thread count of --threads (torch.set_num_threads). Without PyTorch the rows are skipped.
+ones, for each thread count of --threads (torch.set_num_threads). And data-parallel as tokdyn is, for each P of
+--processes (empty: none): P processes of one thread each (torch.multiprocessing, torch.distributed with the gloo
+backend), each its own batch / P windows, the model wrapped in DistributedDataParallel (its gradient all-reduce in
+buckets, overlapped with the backward pass); tokens/s over the global batch, timed between barriers. Without
+PyTorch the rows are skipped; without torch.distributed or gloo the process rows are, with a line saying so.
 
 Output: the model (parameters, L, H, C, context, batch), the machine, the versions, and a table: per
 configuration its best tokens/s, per core, the load before that round, and for tokdyn its per-core rate over
@@ -98,7 +102,8 @@ def torch_model(torch, vocab, m):
             self.ln1, self.ln2 = nn.LayerNorm(C), nn.LayerNorm(C)
             self.qkv, self.proj = nn.Linear(C, 3 * C), nn.Linear(C, C)
             self.fc, self.out = nn.Linear(C, 4 * C), nn.Linear(4 * C, C)
-            self.register_buffer("mask", torch.tril(torch.ones(n, n, dtype=torch.bool)))
+            # a plain attribute, not a buffer: DistributedDataParallel's gloo broadcast refuses bool buffers
+            self.mask = torch.tril(torch.ones(n, n, dtype=torch.bool))
 
         def forward(self, x):  # x [B, T, C]
             B, T, _ = x.shape
@@ -157,6 +162,79 @@ def run_torch(torch, threads, precision, tokens, vocab, m, steps, optimizer, lr)
     return steps * B * n / seconds, sum(p.numel() for p in model.parameters())
 
 
+def _ddp_worker(rank, processes, port, precision, tokens, vocab, m, steps, optimizer, lr, out):
+    """One of `processes` data-parallel PyTorch processes (torch.multiprocessing.spawn): rank 0 writes the
+    tokens/s of the global batch to `out`."""
+    import torch
+    import torch.distributed as dist
+    os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", str(port)
+    dist.init_process_group("gloo", rank=rank, world_size=processes)
+    torch.set_num_threads(1)
+    torch.manual_seed(1)
+    model = torch_model(torch, vocab, m).to(torch.float64 if precision == "double" else torch.float32)
+    ddp = torch.nn.parallel.DistributedDataParallel(model)
+    if optimizer == "sgdm":
+        opt = torch.optim.SGD(ddp.parameters(), lr=0.03, momentum=0.95, nesterov=True)
+    else:
+        opt = torch.optim.AdamW(ddp.parameters(), lr=lr, betas=(0.9, 0.95), weight_decay=0.01)
+    data = torch.from_numpy(np.asarray(tokens, dtype=np.int64))
+    rng = np.random.default_rng(1 + rank)
+    n, B = m["context"], m["batch"] // processes
+
+    def step():
+        o = torch.from_numpy(rng.integers(0, data.numel() - n - 1, size=B))
+        idx = torch.stack([data[i:i + n] for i in o])
+        tgt = torch.stack([data[i + 1:i + n + 1] for i in o])
+        opt.zero_grad(set_to_none=True)
+        ddp(idx, tgt).backward()
+        opt.step()
+
+    for _ in range(3):
+        step()
+    dist.barrier()
+    start = time.perf_counter()
+    for _ in range(steps):
+        step()
+    dist.barrier()
+    seconds = time.perf_counter() - start
+    if rank == 0:
+        with open(out, "w") as f:
+            f.write(repr(steps * B * processes * n / seconds))
+    dist.destroy_process_group()
+
+
+def run_torch_processes(torch, processes, precision, tokens, vocab, m, steps, optimizer, lr, workdir):
+    """tokens/s of `processes` data-parallel PyTorch processes (DistributedDataParallel over gloo)."""
+    import socket
+    if m["batch"] % processes:
+        raise BenchError(f"--processes {processes}: the batch of {m['batch']} sequences does not split evenly")
+    with socket.socket() as s:  # a free port for the rendezvous
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out = os.path.join(workdir, f"ddp-{processes}-{precision}.txt")
+    try:
+        torch.multiprocessing.spawn(_ddp_worker, nprocs=processes, join=True,
+                                    args=(processes, port, precision, tokens, vocab, m, steps, optimizer, lr, out))
+    except Exception as e:  # a process's traceback: its last line
+        lines = [x for x in str(e).splitlines() if x.strip()]
+        raise BenchError(f"PyTorch on {processes} processes failed: {lines[-1] if lines else type(e).__name__}")
+    with open(out) as f:
+        return float(f.read())
+
+
+def distributed_missing(torch):
+    """Why PyTorch cannot run as several processes here, or None where it can."""
+    try:
+        import torch.distributed as dist
+    except Exception as e:  # a build without it
+        return f"torch.distributed does not import ({e})"
+    if not dist.is_available():
+        return "this PyTorch is built without torch.distributed"
+    if not dist.is_gloo_available():
+        return "this PyTorch has no gloo backend"
+    return None
+
+
 def text_tokens(path):
     with open(path, encoding="utf-8") as f:
         text = f.read()
@@ -186,6 +264,14 @@ def bench(args):
         tokens, vocab = text_tokens(m["text_file"])
         rows += [{"implementation": "pytorch", "ranks": None, "threads": t, "precision": p}
                  for p in precisions for t in parse_list(args.threads, "--threads")]
+        processes = parse_list(args.processes, "--processes") if args.processes.strip() else []
+        missing = distributed_missing(torch) if processes else None
+        if missing:
+            print(f"PyTorch as several processes: not measured, {missing}")
+            result["pytorch_processes"] = missing
+        else:
+            rows += [{"implementation": "pytorch-ddp", "ranks": None, "threads": None, "processes": q, "precision": p}
+                     for p in precisions for q in processes]
     with tempfile.TemporaryDirectory() as work:
         for _ in range(args.repeats):  # rounds, each configuration once in each
             for row in rows:
@@ -193,30 +279,40 @@ def bench(args):
                 if row["implementation"] == "tokdyn":
                     rate, params, _ = run_tokdyn_train(args, row["ranks"], row["precision"], args.overrides, work)
                     result["parameters"] = params
-                else:
+                elif row["implementation"] == "pytorch":
                     rate, params = run_torch(torch, row["threads"], row["precision"], tokens, vocab, m, args.steps,
                                              args.optimizer, m["adamw_lr"])
                     if params != result["parameters"]:
                         raise BenchError(f"the PyTorch model has {params} parameters, tokdyn's {result['parameters']}")
+                else:
+                    rate = run_torch_processes(torch, row["processes"], row["precision"], tokens, vocab, m,
+                                               args.steps, args.optimizer, m["adamw_lr"], work)
                 row.setdefault("rounds", []).append({"tokens_per_second": rate, "load": load})
     for row in rows:
         top = max(row["rounds"], key=lambda x: x["tokens_per_second"])
         row["tokens_per_second"], row["load"] = top["tokens_per_second"], top["load"]
-        row["cores"] = row["ranks"] or row["threads"]
+        row["cores"] = row["ranks"] or row["threads"] or row.get("processes")
         row["per_core"] = row["tokens_per_second"] / row["cores"]
     result["results"] = rows
     print(f"GPT L = {m['layers']}, H = {m['heads']}, C = {m['channels']}, context {m['context']}, batch {m['batch']}: "
           f"{result['parameters']} parameters, {args.optimizer}, {args.steps} steps, best of {args.repeats} interleaved "
           f"rounds; {result['machine']}; PyTorch {result['torch'] or 'not installed'}")
-    print(f"{'implementation':<10} {'precision':<9} {'cores':>5} {'tokens/s':>10} {'per core':>10} {'load':>5} "
-          f"{'tokdyn / PyTorch per core':>26}")
-    for r in rows:
-        twin = next((x for x in rows if x["implementation"] == "pytorch" and x["precision"] == r["precision"]
+    print(f"{'implementation':<11} {'precision':<9} {'cores':>5} {'tokens/s':>10} {'per core':>10} {'load':>5} "
+          f"{'tokdyn / PyTorch threads':>24} {'/ PyTorch processes':>19} (per core)")
+
+    def twin(r, implementation):
+        return next((x for x in rows if x["implementation"] == implementation and x["precision"] == r["precision"]
                      and x["cores"] == r["cores"]), None)
-        ratio = r["per_core"] / twin["per_core"] if r["implementation"] == "tokdyn" and twin else None
-        r["per_core_against_pytorch"] = ratio
-        print(f"{r['implementation']:<10} {r['precision']:<9} {r['cores']:>5} {r['tokens_per_second']:>10.4g} "
-              f"{r['per_core']:>10.4g} {r['load']:>5.2f} {(f'{ratio:.2f}' if ratio else '-'):>26}")
+
+    for r in rows:
+        ratios = []
+        for implementation in ("pytorch", "pytorch-ddp"):
+            t = twin(r, implementation)
+            ratios.append(r["per_core"] / t["per_core"] if r["implementation"] == "tokdyn" and t else None)
+        r["per_core_against_pytorch"], r["per_core_against_pytorch_processes"] = ratios
+        cells = [f"{x:.2f}" if x else "-" for x in ratios]
+        print(f"{r['implementation']:<11} {r['precision']:<9} {r['cores']:>5} {r['tokens_per_second']:>10.4g} "
+              f"{r['per_core']:>10.4g} {r['load']:>5.2f} {cells[0]:>24} {cells[1]:>19}")
     if args.json:
         write_json(args.json, result)
     return 0
@@ -228,6 +324,7 @@ def main(argv=None):
     p.add_argument("--steps", type=int, default=100)
     p.add_argument("--ranks", default="1,2")
     p.add_argument("--threads", default="1,2")
+    p.add_argument("--processes", default="2", help="PyTorch data-parallel process counts (empty: none)")
     p.add_argument("--precision", default="float", help="float, double or float,double (both sides alike)")
     p.add_argument("--repeats", type=int, default=3, help="interleaved rounds; each configuration keeps its best")
     # Those PyTorch has too (torch.optim.SGD with Nesterov momentum, torch.optim.AdamW): the same step on both sides.

@@ -83,6 +83,16 @@ OneLayerEvaluation evaluate_one_layer(const OneLayerShape& shape, const double* 
   double& entropy = acc[2 * dd + 1];
   double* mass = acc.data() + 2 * dd + 2;
   const double log_s = std::log(static_cast<double>(items.s));
+  // E [d, d] = e^{S_ti - Smax_t} with Smax_t the row's largest score: each exponential once per evaluation, not
+  // once per item (an item's weights are its counts times a row of E, normalised). An item whose present tokens
+  // all score more than kFarBelow under Smax_t would underflow there: it takes its own exponentials.
+  constexpr double kFarBelow = 600;
+  std::vector<double> E(dd), Smax(d);
+  for (int t = 0; t < d; ++t) {
+    const double* St = &S[static_cast<std::size_t>(t) * d];
+    Smax[t] = *std::max_element(St, St + d);
+    for (int i = 0; i < d; ++i) E[static_cast<std::size_t>(t) * d + i] = std::exp(St[i] - Smax[t]);
+  }
   std::vector<double> alpha(d), logits(d), g(d), dalpha(d);
   std::vector<int> present(d);  // the tokens of the item (n_i > 0): absent ones carry no attention
   for (std::int64_t j = 0; j < items.size(); ++j) {
@@ -94,13 +104,16 @@ OneLayerEvaluation evaluate_one_layer(const OneLayerShape& shape, const double* 
     int np = 0;
     for (int i = 0; i < d; ++i)
       if (n[i] > 0) present[np++] = i;
-    // Attention over positions, grouped by token: alpha_i = n_i e^{S_ti - zmax} / Z.
+    // Attention over positions, grouped by token: alpha_i = n_i e^{S_ti - zmax} / Z, from E's row (zmax = Smax_t).
     double zmax = -INFINITY;
     for (int k = 0; k < np; ++k) zmax = std::max(zmax, St[present[k]]);
+    const bool own = zmax < Smax[t] - kFarBelow;
+    if (!own) zmax = Smax[t];
+    const double* Et = &E[static_cast<std::size_t>(t) * d];
     double Z = 0;
     for (int k = 0; k < np; ++k) {
       const int i = present[k];
-      alpha[i] = n[i] * std::exp(St[i] - zmax);
+      alpha[i] = n[i] * (own ? std::exp(St[i] - zmax) : Et[i]);
       Z += alpha[i];
     }
     const double log_z = std::log(Z);

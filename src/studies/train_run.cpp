@@ -16,6 +16,7 @@
 #include "tokdyn/core/errors/error.hpp"
 #include "tokdyn/core/console/phases.hpp"
 #include "tokdyn/core/console/signals.hpp"
+#include "tokdyn/core/numerics/dot.hpp"
 #include "tokdyn/io/outputs.hpp"
 #include "tokdyn/io/run_file.hpp"
 #include "tokdyn/io/matrix_file.hpp"
@@ -228,8 +229,7 @@ class TrainRun : public RunState {
         loss = batch_loss(model_, theta_.data(), split_.train, train_offsets(s), p_.model.context, training_biases(s),
                           grad_.data(), comm_.get());
       }
-      double g2 = 0;
-      for (T v : grad_) g2 += static_cast<double>(v) * static_cast<double>(v);
+      const double g2 = dot(grad_.data(), grad_.data(), 0, grad_.size());
       {
         PhaseScope timed(Phase::optimizer);
         optimizer_->step(loss, grad_.data(), theta_.data());
@@ -253,8 +253,7 @@ class TrainRun : public RunState {
       // Before training: the loss and gradient of step 0's batch.
       train = batch_loss(model_, theta_.data(), split_.train, train_offsets(0), p_.model.context, training_biases(0),
                          grad_.data(), comm_.get());
-      double g2 = 0;
-      for (T v : grad_) g2 += static_cast<double>(v) * static_cast<double>(v);
+      const double g2 = dot(grad_.data(), grad_.data(), 0, grad_.size());
       grad_norm = std::sqrt(g2);
     } else {
       for (double v : step_loss_) train += v / static_cast<double>(step_loss_.size());
@@ -283,12 +282,9 @@ class TrainRun : public RunState {
     }
     l = qk;
     l.insert(l.end(), vo.begin(), vo.end());
-    double l2 = 0, p2 = 0, t2 = 0;
+    double l2 = 0;
     for (double v : l) l2 += v * v;
-    for (std::size_t i = 0; i < theta_.size(); ++i) {
-      p2 += static_cast<double>(P[i]) * static_cast<double>(P[i]);
-      t2 += static_cast<double>(theta_[i]) * static_cast<double>(theta_[i]);
-    }
+    const double p2 = dot(P.data(), P.data(), 0, P.size()), t2 = dot(theta_.data(), theta_.data(), 0, theta_.size());
     const double relative = p2 > 0 ? std::sqrt(l2 / (2 * p2 * t2)) : 0.0;  // each charge appears twice in l
     // The direction of charges at round-off is noise: the drift is measured only above it.
     const bool above = relative > kRoundoffCharges * std::numeric_limits<T>::epsilon();

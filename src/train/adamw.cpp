@@ -25,6 +25,22 @@ struct AdamWSettings {
 
 namespace {
 
+// One step over the flat vector; c1, c2 the bias corrections. In double whatever T (the conversions vectorise);
+// the settings copied and the vectors restrict, so that the loop vectorises.
+template <class T>
+TOKDYN_VECTOR_CLONES void adamw_update(const AdamWSettings& s, double c1, double c2, std::size_t n,
+                                       const T* __restrict g, T* __restrict m_, T* __restrict v_, T* __restrict theta) {
+  const double b1 = s.beta1, b2 = s.beta2, lr = s.lr, eps = s.eps, decay = 1 - s.lr * s.weight_decay;
+  for (std::size_t k = 0; k < n; ++k) {
+    const double gk = g[k];
+    const double m = b1 * m_[k] + (1 - b1) * gk;
+    const double v = b2 * v_[k] + (1 - b2) * gk * gk;
+    m_[k] = static_cast<T>(m);
+    v_[k] = static_cast<T>(v);
+    theta[k] = static_cast<T>(theta[k] * decay - lr * (m / c1) / (std::sqrt(v / c2) + eps));
+  }
+}
+
 template <class T>
 class AdamW : public Optimizer<T> {
  public:
@@ -34,15 +50,7 @@ class AdamW : public Optimizer<T> {
   void step(double, const T* g, T* theta) override {
     const double t = this->steps_ + 1;
     const double c1 = 1 - std::pow(s_.beta1, t), c2 = 1 - std::pow(s_.beta2, t);
-    for (std::size_t k = 0; k < m_.size(); ++k) {
-      const double gk = g[k];
-      const double m = s_.beta1 * m_[k] + (1 - s_.beta1) * gk;
-      const double v = s_.beta2 * v_[k] + (1 - s_.beta2) * gk * gk;
-      m_[k] = static_cast<T>(m);
-      v_[k] = static_cast<T>(v);
-      const double decayed = theta[k] * (1 - s_.lr * s_.weight_decay);
-      theta[k] = static_cast<T>(decayed - s_.lr * (m / c1) / (std::sqrt(v / c2) + s_.eps));
-    }
+    adamw_update(s_, c1, c2, m_.size(), g, m_.data(), v_.data(), theta);
     this->steps_ = t;
   }
 

@@ -66,11 +66,8 @@ class Ecd : public Optimizer<T> {
     const double D = static_cast<double>(n);
     const double dt = s_.lr / std::sqrt(s_.eta), nu = s_.nu / std::sqrt(D);
     std::vector<double>& gw = gw_;  // g~ = g + w theta
-    double q2 = 0;
-    for (std::size_t k = 0; k < n; ++k) {
-      gw[k] = static_cast<double>(g[k]) + s_.weight_decay * static_cast<double>(theta[k]);
-      q2 += static_cast<double>(theta[k]) * static_cast<double>(theta[k]);
-    }
+    for (std::size_t k = 0; k < n; ++k) gw[k] = static_cast<double>(g[k]) + s_.weight_decay * static_cast<double>(theta[k]);
+    const double q2 = dot(theta, theta, 0, n);
     if (!started_) start(gw);
     const double F = loss + 0.5 * s_.weight_decay * q2;  // F~
     const double excess = F - offset_.at(F);             // F~ - F0
@@ -80,8 +77,7 @@ class Ecd : public Optimizer<T> {
     for (T& v : u_) v = static_cast<T>(scale * v);
     const double kick = -0.5 * dt * s_.eta * D / (D - 1) / excess;  // -c dt / (F~ - F0)
     for (const ParameterBlock& b : blocks_) {
-      double ug = 0;
-      for (std::size_t k = b.begin; k < b.begin + b.size; ++k) ug += static_cast<double>(u_[k]) * gw[k];
+      const double ug = dot(u_.data(), gw.data(), b.begin, b.begin + b.size);
       for (std::size_t k = b.begin; k < b.begin + b.size; ++k)
         u_[k] = static_cast<T>(u_[k] + kick * (gw[k] - u_[k] * ug));
     }

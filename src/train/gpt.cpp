@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <type_traits>
+#include <cstring>
 
 #include "tokdyn/core/errors/error.hpp"
 #include "tokdyn/core/numerics/fast_exp.hpp"
 #include "tokdyn/core/numerics/vector_clones.hpp"
-#include "tokdyn/train/matmul.hpp"
+#include "tokdyn/core/numerics/blas.hpp"
 
 namespace tokdyn {
 
@@ -65,187 +65,238 @@ namespace {
 
 constexpr double kLnEps = 1e-5;
 
-// out [n, C] = LN(x [n, C]) w + b, keeping mean and 1/std per row.
+// sum_i term(i) over i < C in double, in eight partial sums (i mod 8) added pairwise: a fixed order that
+// vectorises (a single running sum chains every add on the one before).
+template <class F>
+[[gnu::always_inline]] inline double lane_sum(int C, F term) {
+  double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int i = 0;
+  for (; i + 8 <= C; i += 8)
+    for (int j = 0; j < 8; ++j) s[j] += term(i + j);
+  for (int j = 0; i < C; ++i, ++j) s[j] += term(i);
+  return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
+
+// out [n, C] = LN(x [n, C]) w + b, keeping mean and 1/std per row (in double: the statistics of a float row
+// are then exact to double round-off, and the backward reuses them).
 template <class T>
-void layernorm(const double* x, const T* w, const T* b, int n, int C, double* out, double* mean, double* rstd) {
+TOKDYN_VECTOR_CLONES void layernorm(const T* x, const T* w, const T* b, int n, int C, T* out, double* mean, double* rstd) {
   for (int t = 0; t < n; ++t) {
-    const double* xt = x + static_cast<std::size_t>(t) * C;
-    double m = 0, v = 0;
-    for (int i = 0; i < C; ++i) m += xt[i];
-    m /= C;
-    for (int i = 0; i < C; ++i) v += (xt[i] - m) * (xt[i] - m);
+    const T* xt = x + static_cast<std::size_t>(t) * C;
+    const double m = lane_sum(C, [xt](int i) { return static_cast<double>(xt[i]); }) / C;
+    const double v = lane_sum(C, [xt, m](int i) { return (xt[i] - m) * (xt[i] - m); });
     const double r = 1 / std::sqrt(v / C + kLnEps);
-    for (int i = 0; i < C; ++i) out[static_cast<std::size_t>(t) * C + i] = (xt[i] - m) * r * w[i] + b[i];
+    for (int i = 0; i < C; ++i) out[static_cast<std::size_t>(t) * C + i] = static_cast<T>((xt[i] - m) * r * w[i] + b[i]);
     mean[t] = m, rstd[t] = r;
   }
 }
 
-// dx [n, C] += the LayerNorm backward of dout [n, C]; dw, db [C] += (summed over the rows in double, then
-// scaled into the T gradient once).
+// dx [n, C] += the LayerNorm backward of dout [n, C]; dw, db [C] += scale x their sums over the rows (in
+// double, added into the T gradient once).
 template <class T>
-void layernorm_backward(const double* dout, const double* x, const double* mean, const double* rstd, const T* w,
-                        int n, int C, double* dx, T* dw, T* db, double scale) {
-  std::vector<double> sw(dw ? C : 0, 0.0), sb(dw ? C : 0, 0.0);
+TOKDYN_VECTOR_CLONES void layernorm_backward(const T* dout, const T* x, const double* mean, const double* rstd,
+                                             const T* w, int n, int C, T* dx, T* dw, T* db, double scale,
+                                             std::vector<double>& sums) {
+  sums.assign(2 * static_cast<std::size_t>(C), 0.0);  // [2, C]: dw, db
   for (int t = 0; t < n; ++t) {
-    const double* xt = x + static_cast<std::size_t>(t) * C;
-    const double* dt = dout + static_cast<std::size_t>(t) * C;
-    double mean_d = 0, mean_dn = 0;  // means over i of dnorm_i and dnorm_i norm_i
+    const T* xt = x + static_cast<std::size_t>(t) * C;
+    const T* dt = dout + static_cast<std::size_t>(t) * C;
+    const double mt = mean[t], rt = rstd[t];
+    // the means over i of dnorm_i and dnorm_i norm_i
+    const double mean_d = lane_sum(C, [dt, w](int i) { return static_cast<double>(dt[i]) * w[i]; }) / C;
+    const double mean_dn =
+        lane_sum(C, [dt, w, xt, mt, rt](int i) { return static_cast<double>(dt[i]) * w[i] * ((xt[i] - mt) * rt); }) / C;
     for (int i = 0; i < C; ++i) {
-      const double norm = (xt[i] - mean[t]) * rstd[t], dnorm = dt[i] * w[i];
-      mean_d += dnorm / C, mean_dn += dnorm * norm / C;
-    }
-    for (int i = 0; i < C; ++i) {
-      const double norm = (xt[i] - mean[t]) * rstd[t], dnorm = dt[i] * w[i];
-      if (dw) sw[i] += dt[i] * norm, sb[i] += dt[i];
-      dx[static_cast<std::size_t>(t) * C + i] += rstd[t] * (dnorm - mean_d - norm * mean_dn);
+      const double norm = (xt[i] - mt) * rt, dnorm = static_cast<double>(dt[i]) * w[i];
+      sums[i] += dt[i] * norm, sums[C + i] += dt[i];
+      T& d = dx[static_cast<std::size_t>(t) * C + i];
+      d = static_cast<T>(d + rt * (dnorm - mean_d - norm * mean_dn));
     }
   }
-  for (int i = 0; dw && i < C; ++i) {
-    dw[i] = static_cast<T>(dw[i] + scale * sw[i]);
-    db[i] = static_cast<T>(db[i] + scale * sb[i]);
+  for (int i = 0; i < C; ++i) {
+    dw[i] = static_cast<T>(dw[i] + scale * sums[i]);
+    db[i] = static_cast<T>(db[i] + scale * sums[C + i]);
   }
 }
 
-// dst [cols, rows] = src [rows, cols]^T in double, in 8 x 8 blocks (a plain strided loop misses the cache
-// on every store).
-template <class S>
-void transpose(const S* src, int rows, int cols, double* dst) {
-  constexpr int B = 8;
-  for (int r0 = 0; r0 < rows; r0 += B)
-    for (int c0 = 0; c0 < cols; c0 += B) {
-      const int r1 = std::min(rows, r0 + B), c1 = std::min(cols, c0 + B);
-      for (int r = r0; r < r1; ++r)
-        for (int c = c0; c < c1; ++c)
-          dst[static_cast<std::size_t>(c) * rows + r] = static_cast<double>(src[static_cast<std::size_t>(r) * cols + c]);
-    }
-}
+// Attention works on blocks of kLanes positions (or channels) whose partial sums stay in registers while the
+// other index runs; every entry still adds its terms in the order of the plain loop, so the blocking changes no
+// bit. The helpers are inlined into each vector clone of their callers (else they run at the default width).
+constexpr int kLanes = 32, kChannelLanes = 16;  // positions; channels (a head has 16 or more in every deck)
 
-// out [D, n] = the columns first .. first + D - 1 of m [n, width]: one head's keys or values, transposed so
-// that a loop over the positions j reads them contiguously.
-void head_transpose(const double* m, int n, int width, int first, int D, std::vector<double>& out) {
-  out.resize(static_cast<std::size_t>(D) * n);
+// out [D, np] = the columns first .. first + D - 1 of m [n, width]: one head's keys or values, transposed so that
+// a loop over the positions j reads them contiguously; np = n rounded up to kLanes, the padding zero (the blocked
+// loops read whole blocks). A row of np entries follows, for the scores of one position.
+template <class T>
+int head_transpose(const T* m, int n, int width, int first, int D, std::vector<T>& out) {
+  const int np = (n + kLanes - 1) / kLanes * kLanes;
+  out.assign(static_cast<std::size_t>(D + 1) * np, T(0));  // and one row of np scores after the D rows
   for (int j = 0; j < n; ++j)
-    for (int e = 0; e < D; ++e) out[static_cast<std::size_t>(e) * n + j] = m[static_cast<std::size_t>(j) * width + first + e];
+    for (int e = 0; e < D; ++e) out[static_cast<std::size_t>(e) * np + j] = m[static_cast<std::size_t>(j) * width + first + e];
+  return np;
+}
+
+// out [count] = sum_e a[e] m[e np + j] over e = 0, 1, ..., D - 1 in order (m [D, np], count <= np). Whole blocks
+// are stored: out has room for count rounded up to kLanes (so that the sums stay in registers).
+// 64 bytes of T as a GCC vector type (declared per type: the attribute is ignored on a dependent type).
+template <class T>
+struct Vector64;
+template <>
+struct Vector64<float> {
+  typedef float type __attribute__((vector_size(64)));
+};
+template <>
+struct Vector64<double> {
+  typedef double type __attribute__((vector_size(64)));
+};
+
+template <class T>
+[[gnu::always_inline]] inline void combine_rows(const T* a, const T* m, int D, int np, int count, T* out) {
+  // GCC vector types: the sums stay in registers (plain arrays were spilled to the stack inside the heads' loops).
+  using V = typename Vector64<T>::type;
+  constexpr int W = 64 / sizeof(T), B = kLanes / W;  // lanes of a vector, vectors of a block
+  for (int j0 = 0; j0 < count; j0 += kLanes) {
+    V acc[B] = {};
+    for (int e = 0; e < D; ++e) {
+      const V ae = V{} + a[e];
+      const T* me = m + static_cast<std::size_t>(e) * np + j0;
+      for (int b = 0; b < B; ++b) {
+        V mb;
+        std::memcpy(&mb, me + b * W, sizeof mb);
+        acc[b] += ae * mb;
+      }
+    }
+    std::memcpy(out + j0, acc, sizeof acc);
+  }
+}
+
+// out [D] += sum_j w[j ws] m[j ld + e] over j = 0, 1, ..., count - 1 in order (m: count rows of stride ld; the
+// weights of stride ws: 1 for a row of the attention, n for a column).
+template <class T>
+[[gnu::always_inline]] inline void add_weighted_rows(const T* w, std::size_t ws, const T* m, std::size_t ld, int count,
+                                                   int D, T* out) {
+  int e0 = 0;
+  for (; e0 + kChannelLanes <= D; e0 += kChannelLanes) {
+    T acc[kChannelLanes];
+    for (int ee = 0; ee < kChannelLanes; ++ee) acc[ee] = out[e0 + ee];
+    for (int j = 0; j < count; ++j) {
+      const T wj = w[j * ws];
+      const T* mj = m + j * ld + e0;
+      for (int ee = 0; ee < kChannelLanes; ++ee) acc[ee] += wj * mj[ee];
+    }
+    for (int ee = 0; ee < kChannelLanes; ++ee) out[e0 + ee] = acc[ee];
+  }
+  for (int j = 0; j < count && e0 < D; ++j)
+    for (int e = e0; e < D; ++e) out[e] += w[j * ws] * m[j * ld + e];
+}
+
+// max_j x[j] over j < count (count >= 1), in kChannelLanes running maxima (exact in any order; a single running
+// maximum does not vectorise).
+template <class T>
+[[gnu::always_inline]] inline T row_max(const T* x, int count) {
+  T m[kChannelLanes];
+  for (int jj = 0; jj < kChannelLanes; ++jj) m[jj] = x[0];
+  int j = 0;
+  for (; j + kChannelLanes <= count; j += kChannelLanes)
+    for (int jj = 0; jj < kChannelLanes; ++jj) m[jj] = std::max(m[jj], x[j + jj]);
+  for (; j < count; ++j) m[0] = std::max(m[0], x[j]);
+  T mx = m[0];
+  for (int jj = 1; jj < kChannelLanes; ++jj) mx = std::max(mx, m[jj]);
+  return mx;
 }
 
 // One head h of one sequence's causal attention: att [n, n] (row t: the weights over j <= t) and y [n, C] gains
-// the head's output in its columns h D .. from qkv [n, 3C] (q, k, v). The scores q_t . k_j are summed over e in
-// order and vectorised over j (K^T [D, n] in kt: its rows are contiguous in j); exp by exp_nonpositive (within
-// 2 ulp of std::exp, vectorisable).
-TOKDYN_VECTOR_CLONES
-void attention_head(const double* qkv, int n, int C, int h, int D, double* att, double* y, std::vector<double>& kt) {
-  const double att_scale = 1 / std::sqrt(static_cast<double>(D));
-  head_transpose(qkv, n, 3 * C, C + h * D, D, kt);
-  for (int t = 0; t < n; ++t) {
-    const double* q = &qkv[static_cast<std::size_t>(t) * 3 * C + h * D];
-    double* row = &att[static_cast<std::size_t>(t) * n];
-    std::fill(row, row + t + 1, 0.0);
-    for (int e = 0; e < D; ++e) {
-      const double qe = q[e];
-      const double* ke = &kt[static_cast<std::size_t>(e) * n];
-      for (int j = 0; j <= t; ++j) row[j] += qe * ke[j];
-    }
-    double mx = -INFINITY;
-    for (int j = 0; j <= t; ++j) {
-      row[j] *= att_scale;
-      mx = std::max(mx, row[j]);
-    }
-    for (int j = 0; j <= t; ++j) row[j] = exp_nonpositive(row[j] - mx);
-    double z = 0;
-    for (int j = 0; j <= t; ++j) z += row[j];
-    for (int j = 0; j <= t; ++j) row[j] /= z;
-    double* yt = &y[static_cast<std::size_t>(t) * C + h * D];
-    for (int j = 0; j <= t; ++j) {
-      const double* v = &qkv[static_cast<std::size_t>(j) * 3 * C + 2 * C + h * D];
-      for (int e = 0; e < D; ++e) yt[e] += row[j] * v[e];
-    }
-  }
-}
-
-// Its backward: dqkv [n, 3C] gains d q, d k, d v of head h from dy [n, C] and the forward's att [n, n]. d att[t, j]
-// = dy_t . v_j (summed over e in order, vectorised over j: V^T in kt); the softmax backward; then q, k and v.
-TOKDYN_VECTOR_CLONES
-void attention_head_backward(const double* qkv, int n, int C, int h, int D, const double* att, const double* dy,
-                             double* dqkv, std::vector<double>& kt, std::vector<double>& datt) {
-  const double att_scale = 1 / std::sqrt(static_cast<double>(D));
-  head_transpose(qkv, n, 3 * C, 2 * C + h * D, D, kt);
-  datt.resize(n);
-  for (int t = 0; t < n; ++t) {
-    const double* row = &att[static_cast<std::size_t>(t) * n];
-    const double* dyt = &dy[static_cast<std::size_t>(t) * C + h * D];
-    std::fill(datt.begin(), datt.begin() + t + 1, 0.0);
-    for (int e = 0; e < D; ++e) {
-      const double de = dyt[e];
-      const double* ve = &kt[static_cast<std::size_t>(e) * n];
-      for (int j = 0; j <= t; ++j) datt[j] += de * ve[j];
-    }
-    double mean = 0;
-    for (int j = 0; j <= t; ++j) {
-      double* dv = &dqkv[static_cast<std::size_t>(j) * 3 * C + 2 * C + h * D];
-      for (int e = 0; e < D; ++e) dv[e] += row[j] * dyt[e];
-      mean += row[j] * datt[j];
-    }
-    const double* q = &qkv[static_cast<std::size_t>(t) * 3 * C + h * D];
-    double* dq = &dqkv[static_cast<std::size_t>(t) * 3 * C + h * D];
-    for (int j = 0; j <= t; ++j) {
-      const double ds = row[j] * (datt[j] - mean) * att_scale;
-      const double* k = &qkv[static_cast<std::size_t>(j) * 3 * C + C + h * D];
-      double* dk = &dqkv[static_cast<std::size_t>(j) * 3 * C + C + h * D];
-      for (int e = 0; e < D; ++e) dq[e] += ds * k[e], dk[e] += ds * q[e];
-    }
-  }
-}
-
-// out [n, rows] = in [n, cols] W^T + b with W [rows, cols] (b may be null): W transposed into double
-// scratch, then the one tiled product.
+// the head's output in its columns h D .. from qkv [n, 3C] (q, k, v). The scores q_t . k_j summed over e in order
+// (K^T in kt); exp by exp_nonpositive (within 2 ulp of std::exp, vectorisable), the normaliser summed in double.
 template <class T>
-void linear(const double* in, const T* W, const T* b, int n, int rows, int cols, double* out, GptScratch& s) {
-  s.w.resize(static_cast<std::size_t>(rows) * cols);
-  transpose(W, rows, cols, s.w.data());
-  if (b) s.bias.assign(b, b + rows);
-  matmul(in, s.w.data(), b ? s.bias.data() : nullptr, false, n, cols, rows, out);
+TOKDYN_VECTOR_CLONES void attention_head(const T* qkv, int n, int C, int h, int D, T* att, T* y, std::vector<T>& kt) {
+  const T att_scale = static_cast<T>(1 / std::sqrt(static_cast<double>(D)));
+  const std::size_t ld = 3 * static_cast<std::size_t>(C);
+  const int np = head_transpose(qkv, n, 3 * C, C + h * D, D, kt);
+  for (int t = 0; t < n; ++t) {
+    T* row = &att[static_cast<std::size_t>(t) * n];
+    T* scores = kt.data() + static_cast<std::size_t>(D) * np;
+    combine_rows(&qkv[t * ld + h * D], kt.data(), D, np, t + 1, scores);
+    for (int j = 0; j <= t; ++j) row[j] = scores[j] * att_scale;
+    const T mx = row_max(row, t + 1);
+    for (int j = 0; j <= t; ++j) row[j] = static_cast<T>(exp_nonpositive(row[j] - mx));
+    const double z = lane_sum(t + 1, [row](int j) { return static_cast<double>(row[j]); });
+    const T inv = static_cast<T>(1 / z);
+    for (int j = 0; j <= t; ++j) row[j] *= inv;
+    add_weighted_rows(row, 1, &qkv[2 * C + h * D], ld, t + 1, D, &y[static_cast<std::size_t>(t) * C + h * D]);
+  }
 }
 
-// The backward of linear: din [n, cols] += dout W; dW [rows, cols] += scale dout^T in; db += scale sum dout.
+// Its backward: dqkv [n, 3C] gains d q, d k, d v of head h from dy [n, C] and the forward's att [n, n]. Row by
+// row: d att[t, j] = dy_t . v_j (summed over e in order: V^T in kt), the softmax backward into ds [n, n] (row t
+// over j <= t), dq_t = sum_j ds[t, j] k_j. Then column by column: dv_j = sum_{t >= j} att[t, j] dy_t and
+// dk_j = sum_{t >= j} ds[t, j] q_t, each in the order of t, with its sums in registers.
 template <class T>
-void linear_backward(const double* dout, const double* in, const T* W, int n, int rows, int cols, double* din, T* dW,
-                     T* db, double scale, GptScratch& s) {
-  const std::size_t size = static_cast<std::size_t>(rows) * cols;
-  const double* w = nullptr;  // W in double: itself, or converted
-  if constexpr (std::is_same_v<T, double>) {
-    w = W;
-  } else {
-    s.w.assign(W, W + size);
-    w = s.w.data();
+TOKDYN_VECTOR_CLONES void attention_head_backward(const T* qkv, int n, int C, int h, int D, const T* att, const T* dy,
+                                                  T* dqkv, std::vector<T>& kt, std::vector<T>& ds) {
+  const T att_scale = static_cast<T>(1 / std::sqrt(static_cast<double>(D)));
+  const std::size_t ld = 3 * static_cast<std::size_t>(C), nn = static_cast<std::size_t>(n);
+  const int np = head_transpose(qkv, n, 3 * C, 2 * C + h * D, D, kt);
+  ds.resize(nn * n + np);  // [n, n], then one row of d att
+  T* datt = ds.data() + nn * n;
+  for (int t = 0; t < n; ++t) {
+    const T* row = &att[t * nn];
+    combine_rows(&dy[static_cast<std::size_t>(t) * C + h * D], kt.data(), D, np, t + 1, datt);
+    const double mean = lane_sum(t + 1, [row, datt](int j) { return static_cast<double>(row[j]) * datt[j]; });
+    T* dst = &ds[t * nn];
+    for (int j = 0; j <= t; ++j) dst[j] = static_cast<T>(row[j] * (datt[j] - mean)) * att_scale;
+    add_weighted_rows(dst, 1, &qkv[C + h * D], ld, t + 1, D, &dqkv[t * ld + h * D]);  // dq_t += sum_j ds_tj k_j
   }
-  matmul(dout, w, nullptr, true, n, rows, cols, din);
+  for (int j = 0; j < n; ++j) {
+    const std::size_t first = static_cast<std::size_t>(j) * n + j;  // entry (t = j, j)
+    add_weighted_rows(&att[first], nn, &dy[static_cast<std::size_t>(j) * C + h * D], static_cast<std::size_t>(C), n - j,
+                      D, &dqkv[j * ld + 2 * C + h * D]);  // dv_j
+    add_weighted_rows(&ds[first], nn, &qkv[j * ld + h * D], ld, n - j, D, &dqkv[j * ld + C + h * D]);  // dk_j
+  }
+}
+
+// out [n, rows] = in [n, cols] W^T + b with W [rows, cols] read in place (b may be null): one gemm.
+template <class T>
+void linear(const T* in, const T* W, const T* b, int n, int rows, int cols, T* out) {
+  if (b)
+    for (int t = 0; t < n; ++t) std::copy(b, b + rows, out + static_cast<std::size_t>(t) * rows);
+  gemm_nt(n, rows, cols, T(1), in, cols, W, cols, b ? T(1) : T(0), out, rows);
+}
+
+// The backward of linear: din [n, cols] = dout W (or += when add_din); dW [rows, cols] += scale dout^T in (into
+// the gradient by the gemm itself); db += scale x the column sums of dout (each over t in order, in double).
+template <class T>
+void linear_backward(const T* dout, const T* in, const T* W, int n, int rows, int cols, bool add_din, T* din, T* dW,
+                     T* db, double scale, std::vector<double>& sums) {
+  gemm_nn(n, cols, rows, T(1), dout, rows, W, cols, add_din ? T(1) : T(0), din, cols);
   if (!dW) return;
-  s.product.resize(size);
-  matmul_tn(dout, in, rows, n, cols, s.product.data());  // dout^T in [rows, cols], dout read in place
-  for (std::size_t i = 0; i < size; ++i) dW[i] = static_cast<T>(dW[i] + scale * s.product[i]);
+  gemm_tn(rows, cols, n, static_cast<T>(scale), dout, rows, in, cols, T(1), dW, cols);
   if (!db) return;
-  s.bias.assign(rows, 0.0);  // the column sums of dout, each over t in order
+  sums.assign(rows, 0.0);
   for (int t = 0; t < n; ++t)
-    for (int r = 0; r < rows; ++r) s.bias[r] += dout[static_cast<std::size_t>(t) * rows + r];
-  for (int r = 0; r < rows; ++r) db[r] = static_cast<T>(db[r] + scale * s.bias[r]);
+    for (int r = 0; r < rows; ++r) sums[r] += dout[static_cast<std::size_t>(t) * rows + r];
+  for (int r = 0; r < rows; ++r) db[r] = static_cast<T>(db[r] + scale * sums[r]);
 }
 
 // GELU, tanh form (as GPT-2): 0.5 x (1 + tanh u), u = k (x + 0.044715 x^3); its derivative from the same tanh.
 // tanh_v (core/numerics/fast_exp.hpp), so that the loops over every activation vectorise: libm's tanh was 10 %
-// of a training step.
+// of a training step. In double whatever T: the conversions vectorise too.
 constexpr double kGeluK = 0.7978845608028654;  // sqrt(2 / pi)
-TOKDYN_VECTOR_CLONES
-void gelu_forward(const double* x, std::size_t size, double* th, double* out) {
+template <class T>
+TOKDYN_VECTOR_CLONES void gelu_forward(const T* x, std::size_t size, T* th, T* out) {
   for (std::size_t i = 0; i < size; ++i) {
-    th[i] = tanh_v(kGeluK * (x[i] + 0.044715 * x[i] * x[i] * x[i]));
-    out[i] = 0.5 * x[i] * (1 + th[i]);
+    const double xi = x[i], ti = tanh_v(kGeluK * (xi + 0.044715 * xi * xi * xi));
+    th[i] = static_cast<T>(ti);
+    out[i] = static_cast<T>(0.5 * xi * (1 + ti));
   }
 }
 // dx [size] = dout * GELU'(x), from the forward's tanh.
-TOKDYN_VECTOR_CLONES
-void gelu_backward(const double* x, const double* th, const double* dout, std::size_t size, double* dx) {
-  for (std::size_t i = 0; i < size; ++i)
-    dx[i] = dout[i] * (0.5 * (1 + th[i]) + 0.5 * x[i] * (1 - th[i] * th[i]) * kGeluK * (1 + 3 * 0.044715 * x[i] * x[i]));
+template <class T>
+TOKDYN_VECTOR_CLONES void gelu_backward(const T* x, const T* th, const T* dout, std::size_t size, T* dx) {
+  for (std::size_t i = 0; i < size; ++i) {
+    const double xi = x[i], ti = th[i];
+    dx[i] = static_cast<T>(dout[i] * (0.5 * (1 + ti) + 0.5 * xi * (1 - ti * ti) * kGeluK * (1 + 3 * 0.044715 * xi * xi)));
+  }
 }
 
 }  // namespace
@@ -269,19 +320,17 @@ double Gpt<T>::batch(const T* theta, const int* const* tokens, const int* const*
   if (count < 1) throw InputError("gpt: a batch of " + std::to_string(count) + " sequences");
   // The rows of every activation: row r = b n + t is position t of sequence b.
   const int R = count * n;
-  const std::size_t RC = static_cast<std::size_t>(R) * C;
+  const std::size_t RC = static_cast<std::size_t>(R) * C, RF = static_cast<std::size_t>(R) * F;
   // Every activation is written whole before it is read, except y (summed into) and the attention rows
   // beyond t (never read): resized, not cleared.
   for (Layer& a : acts_) {
     a.x.resize(RC), a.ln1.resize(RC), a.mean1.resize(R), a.rstd1.resize(R);
-    a.qkv.resize(3 * RC), a.att.resize(static_cast<std::size_t>(count) * H * n * n), a.y.assign(RC, 0);
+    a.qkv.resize(3 * RC), a.att.resize(static_cast<std::size_t>(count) * H * n * n), a.y.assign(RC, T(0));
     a.mid.resize(RC), a.ln2.resize(RC), a.mean2.resize(R), a.rstd2.resize(R);
-    a.fc.resize(static_cast<std::size_t>(R) * F), a.act.resize(static_cast<std::size_t>(R) * F);
-    a.tanh.resize(c_.prelu ? 0 : static_cast<std::size_t>(R) * F);
+    a.fc.resize(RF), a.act.resize(RF), a.tanh.resize(c_.prelu ? 0 : RF);
   }
   out_.resize(RC), lnf_.resize(RC), meanf_.resize(R), rstdf_.resize(R);
   probs_.resize(static_cast<std::size_t>(R) * V);
-  std::vector<double>& kt = scratch_.head;  // K^T (backward: V^T) of one sequence and head [D, n]
 
   // x [R, C] = wte[token] + wpe[position]
   for (int b = 0; b < count; ++b)
@@ -289,7 +338,7 @@ double Gpt<T>::batch(const T* theta, const int* const* tokens, const int* const*
       const int token = tokens[b][t], target = targets[b][t];
       if (token < 0 || token >= V || target < 0 || target >= V)
         throw InputError("gpt: a token outside the vocabulary of " + std::to_string(V));
-      double* x = &acts_[0].x[(static_cast<std::size_t>(b) * n + t) * C];
+      T* x = &acts_[0].x[(static_cast<std::size_t>(b) * n + t) * C];
       for (int i = 0; i < C; ++i)
         x[i] = theta[layout_.wte + static_cast<std::size_t>(token) * C + i] + theta[layout_.wpe + static_cast<std::size_t>(t) * C + i];
     }
@@ -297,123 +346,126 @@ double Gpt<T>::batch(const T* theta, const int* const* tokens, const int* const*
     const GptLayout::Layer& w = layout_.layer[l];
     Layer& a = acts_[l];
     layernorm(a.x.data(), theta + w.ln1w, theta + w.ln1b, R, C, a.ln1.data(), a.mean1.data(), a.rstd1.data());
-    linear(a.ln1.data(), theta + w.qkvw, theta + w.qkvb, R, 3 * C, C, a.qkv.data(), scratch_);  // [R, 3C]: q, k, v
+    linear(a.ln1.data(), theta + w.qkvw, theta + w.qkvb, R, 3 * C, C, a.qkv.data());  // [R, 3C]: q, k, v
     // The symmetry-breaking biases, the same d_h vector for every head.
     const std::vector<double>* added[3] = {&sb.query, &sb.key, &sb.value};
     for (int part = 0; part < 3; ++part)
       if (!added[part]->empty())
         for (int r = 0; r < R; ++r)
           for (int h = 0; h < H; ++h)
-            for (int e = 0; e < D; ++e)
-              a.qkv[static_cast<std::size_t>(r) * 3 * C + part * C + h * D + e] += (*added[part])[static_cast<std::size_t>(l) * D + e];
+            for (int e = 0; e < D; ++e) {
+              T& q = a.qkv[static_cast<std::size_t>(r) * 3 * C + part * C + h * D + e];
+              q = static_cast<T>(q + (*added[part])[static_cast<std::size_t>(l) * D + e]);
+            }
     // Causal attention per sequence and head: att [count, H, n, n] (row t over j <= t), y [R, C].
     for (int b = 0; b < count; ++b) {
-      const double* qkv = &a.qkv[static_cast<std::size_t>(b) * n * 3 * C];  // [n, 3C] of sequence b
+      const T* qkv = &a.qkv[static_cast<std::size_t>(b) * n * 3 * C];  // [n, 3C] of sequence b
       for (int h = 0; h < H; ++h)
         attention_head(qkv, n, C, h, D, &a.att[(static_cast<std::size_t>(b) * H + h) * n * n],
-                       &a.y[static_cast<std::size_t>(b) * n * C], kt);
+                       &a.y[static_cast<std::size_t>(b) * n * C], head_);
     }
-    linear(a.y.data(), theta + w.projw, theta + w.projb, R, C, C, a.mid.data(), scratch_);  // W_O y + b
-    for (std::size_t i = 0; i < RC; ++i) a.mid[i] += a.x[i];                        // residual
+    linear(a.y.data(), theta + w.projw, theta + w.projb, R, C, C, a.mid.data());  // W_O y + b
+    for (std::size_t i = 0; i < RC; ++i) a.mid[i] += a.x[i];                     // residual
     layernorm(a.mid.data(), theta + w.ln2w, theta + w.ln2b, R, C, a.ln2.data(), a.mean2.data(), a.rstd2.data());
-    linear(a.ln2.data(), theta + w.fcw, theta + w.fcb, R, F, C, a.fc.data(), scratch_);  // [R, 4C]
+    linear(a.ln2.data(), theta + w.fcw, theta + w.fcb, R, F, C, a.fc.data());  // [R, 4C]
     if (c_.prelu) {
       for (int r = 0; r < R; ++r)
         for (int j = 0; j < F; ++j) {
           const std::size_t i = static_cast<std::size_t>(r) * F + j;
-          const double u = a.fc[i];
+          const T u = a.fc[i];
           a.act[i] = u > 0 ? u : theta[w.slope + j] * u;
         }
     } else {
-      gelu_forward(a.fc.data(), static_cast<std::size_t>(R) * F, a.tanh.data(), a.act.data());
+      gelu_forward(a.fc.data(), RF, a.tanh.data(), a.act.data());
     }
-    double* next = l + 1 < L ? acts_[l + 1].x.data() : out_.data();
-    linear(a.act.data(), theta + w.fcprojw, theta + w.fcprojb, R, C, F, next, scratch_);
+    T* next = l + 1 < L ? acts_[l + 1].x.data() : out_.data();
+    linear(a.act.data(), theta + w.fcprojw, theta + w.fcprojb, R, C, F, next);
     for (std::size_t i = 0; i < RC; ++i) next[i] += a.mid[i];
   }
   layernorm(out_.data(), theta + layout_.lnfw, theta + layout_.lnfb, R, C, lnf_.data(), meanf_.data(), rstdf_.data());
-  // logits [R, V] = lnf wte^T (tied); the loss summed over the positions.
-  linear<T>(lnf_.data(), theta + layout_.wte, nullptr, R, V, C, probs_.data(), scratch_);
+  // logits [R, V] = lnf wte^T (tied); the loss summed over the positions, each from its logits in double:
+  // -log p_target = log z + max - logit_target.
+  linear<T>(lnf_.data(), theta + layout_.wte, nullptr, R, V, C, probs_.data());
   double loss = 0;
   for (int r = 0; r < R; ++r) {
-    double* p = &probs_[static_cast<std::size_t>(r) * V];
-    const double mx = *std::max_element(p, p + V);
+    T* p = &probs_[static_cast<std::size_t>(r) * V];
+    const double mx = *std::max_element(p, p + V), target = p[targets[r / n][r % n]];
     double z = 0;
-    for (int v = 0; v < V; ++v) z += (p[v] = std::exp(p[v] - mx));
-    for (int v = 0; v < V; ++v) p[v] /= z;
-    loss -= std::log(p[targets[r / n][r % n]]);
+    for (int v = 0; v < V; ++v) {
+      const double e = std::exp(p[v] - mx);
+      z += e;
+      p[v] = static_cast<T>(e);
+    }
+    for (int v = 0; v < V; ++v) p[v] = static_cast<T>(p[v] / z);
+    loss += std::log(z) + mx - target;
   }
   if (!grad) return loss;
 
   // Backward. d logits = p - onehot(target); the tied embedding gets it from both ends.
-  std::vector<double> dlnf(RC, 0.0), dx(RC, 0.0);
+  std::vector<T> dlnf(RC), dx(RC, T(0));
   for (int r = 0; r < R; ++r) probs_[static_cast<std::size_t>(r) * V + targets[r / n][r % n]] -= 1;
-  linear_backward(probs_.data(), lnf_.data(), theta + layout_.wte, R, V, C, dlnf.data(), grad + layout_.wte,
-                  static_cast<T*>(nullptr), scale, scratch_);
+  linear_backward(probs_.data(), lnf_.data(), theta + layout_.wte, R, V, C, false, dlnf.data(), grad + layout_.wte,
+                  static_cast<T*>(nullptr), scale, sums_);
   layernorm_backward(dlnf.data(), out_.data(), meanf_.data(), rstdf_.data(), theta + layout_.lnfw, R, C, dx.data(),
-                     grad + layout_.lnfw, grad + layout_.lnfb, scale);
-  std::vector<double> dmid(RC), dact, dfc, dln(RC), dy(RC), dqkv(3 * RC);
+                     grad + layout_.lnfw, grad + layout_.lnfb, scale, sums_);
+  std::vector<T> dmid(RC), dact, dfc, dln(RC), dy(RC), dqkv(3 * RC);
   for (int l = L - 1; l >= 0; --l) {
     const GptLayout::Layer& w = layout_.layer[l];
     Layer& a = acts_[l];
     // dx holds d/d(block output) = d/d(mid) through the residual, plus the MLP path.
     dmid = dx;
-    dact.assign(static_cast<std::size_t>(R) * F, 0.0);
-    linear_backward(dx.data(), a.act.data(), theta + w.fcprojw, R, C, F, dact.data(), grad + w.fcprojw,
-                    grad + w.fcprojb, scale, scratch_);
-    dfc.assign(static_cast<std::size_t>(R) * F, 0.0);
-    std::vector<double> dslope(c_.prelu ? F : 0, 0.0);  // summed over the rows in double
+    dact.resize(RF);
+    linear_backward(dx.data(), a.act.data(), theta + w.fcprojw, R, C, F, false, dact.data(), grad + w.fcprojw,
+                    grad + w.fcprojb, scale, sums_);
+    dfc.resize(RF);
     if (c_.prelu) {
+      sums_.assign(F, 0.0);  // d slope, summed over the rows in double
       for (int r = 0; r < R; ++r)
         for (int j = 0; j < F; ++j) {
           const std::size_t i = static_cast<std::size_t>(r) * F + j;
-          const double u = a.fc[i];
-          dfc[i] = dact[i] * (u > 0 ? 1.0 : static_cast<double>(theta[w.slope + j]));
-          if (u <= 0) dslope[j] += dact[i] * u;
+          const T u = a.fc[i];
+          dfc[i] = dact[i] * (u > 0 ? T(1) : theta[w.slope + j]);
+          if (u <= 0) sums_[j] += static_cast<double>(dact[i]) * u;
         }
+      for (int j = 0; j < F; ++j) grad[w.slope + j] = static_cast<T>(grad[w.slope + j] + scale * sums_[j]);
     } else {
-      gelu_backward(a.fc.data(), a.tanh.data(), dact.data(), static_cast<std::size_t>(R) * F, dfc.data());
+      gelu_backward(a.fc.data(), a.tanh.data(), dact.data(), RF, dfc.data());
     }
-    for (std::size_t j = 0; j < dslope.size(); ++j)
-      grad[w.slope + j] = static_cast<T>(grad[w.slope + j] + scale * dslope[j]);
-    std::fill(dln.begin(), dln.end(), 0.0);
-    linear_backward(dfc.data(), a.ln2.data(), theta + w.fcw, R, F, C, dln.data(), grad + w.fcw, grad + w.fcb, scale, scratch_);
+    linear_backward(dfc.data(), a.ln2.data(), theta + w.fcw, R, F, C, false, dln.data(), grad + w.fcw, grad + w.fcb, scale, sums_);
     layernorm_backward(dln.data(), a.mid.data(), a.mean2.data(), a.rstd2.data(), theta + w.ln2w, R, C, dmid.data(),
-                       grad + w.ln2w, grad + w.ln2b, scale);
+                       grad + w.ln2w, grad + w.ln2b, scale, sums_);
     // mid = x + W_O y + b: dx = dmid (residual) + the attention path.
     dx = dmid;
-    std::fill(dy.begin(), dy.end(), 0.0);
-    linear_backward(dmid.data(), a.y.data(), theta + w.projw, R, C, C, dy.data(), grad + w.projw, grad + w.projb,
-                    scale, scratch_);
-    std::fill(dqkv.begin(), dqkv.end(), 0.0);
+    linear_backward(dmid.data(), a.y.data(), theta + w.projw, R, C, C, false, dy.data(), grad + w.projw, grad + w.projb,
+                    scale, sums_);
+    std::fill(dqkv.begin(), dqkv.end(), T(0));
     for (int b = 0; b < count; ++b) {
       const std::size_t first = static_cast<std::size_t>(b) * n;  // sequence b's first row
-      const double* qkv = &a.qkv[first * 3 * C];
-      double* dqkv_b = &dqkv[first * 3 * C];
+      const T* qkv = &a.qkv[first * 3 * C];
+      T* dqkv_b = &dqkv[first * 3 * C];
       for (int h = 0; h < H; ++h)
         attention_head_backward(qkv, n, C, h, D, &a.att[(static_cast<std::size_t>(b) * H + h) * n * n], &dy[first * C],
-                                dqkv_b, kt, scratch_.datt);
+                                dqkv_b, head_, datt_);
     }
-    std::fill(dln.begin(), dln.end(), 0.0);
-    linear_backward(dqkv.data(), a.ln1.data(), theta + w.qkvw, R, 3 * C, C, dln.data(), grad + w.qkvw, grad + w.qkvb,
-                    scale, scratch_);
+    linear_backward(dqkv.data(), a.ln1.data(), theta + w.qkvw, R, 3 * C, C, false, dln.data(), grad + w.qkvw, grad + w.qkvb,
+                    scale, sums_);
     layernorm_backward(dln.data(), a.x.data(), a.mean1.data(), a.rstd1.data(), theta + w.ln1w, R, C, dx.data(),
-                       grad + w.ln1w, grad + w.ln1b, scale);
+                       grad + w.ln1w, grad + w.ln1b, scale, sums_);
   }
   // The embeddings' gradients in double first: a token or a position repeats across the rows.
-  scratch_.product.assign(static_cast<std::size_t>(V + n) * C, 0.0);  // [V + n, C]: wte, then wpe's first n rows
+  embedding_sums_.assign(static_cast<std::size_t>(V + n) * C, 0.0);  // [V + n, C]: wte, then wpe's first n rows
   for (int r = 0; r < R; ++r) {
-    double* e = &scratch_.product[static_cast<std::size_t>(tokens[r / n][r % n]) * C];
-    double* p = &scratch_.product[static_cast<std::size_t>(V + r % n) * C];
+    double* e = &embedding_sums_[static_cast<std::size_t>(tokens[r / n][r % n]) * C];
+    double* p = &embedding_sums_[static_cast<std::size_t>(V + r % n) * C];
     for (int i = 0; i < C; ++i) {
       const double d = dx[static_cast<std::size_t>(r) * C + i];
       e[i] += d, p[i] += d;
     }
   }
   for (std::size_t i = 0; i < static_cast<std::size_t>(V) * C; ++i)
-    grad[layout_.wte + i] = static_cast<T>(grad[layout_.wte + i] + scale * scratch_.product[i]);
+    grad[layout_.wte + i] = static_cast<T>(grad[layout_.wte + i] + scale * embedding_sums_[i]);
   for (std::size_t i = 0; i < static_cast<std::size_t>(n) * C; ++i)
-    grad[layout_.wpe + i] = static_cast<T>(grad[layout_.wpe + i] + scale * scratch_.product[static_cast<std::size_t>(V) * C + i]);
+    grad[layout_.wpe + i] = static_cast<T>(grad[layout_.wpe + i] + scale * embedding_sums_[static_cast<std::size_t>(V) * C + i]);
   return loss;
 }
 

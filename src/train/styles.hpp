@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <string>
 
+#include "tokdyn/core/numerics/dot.hpp"
 #include "tokdyn/train/optimizer.hpp"
 
 namespace tokdyn {
@@ -36,13 +37,5 @@ struct LossOffset {
     return line;
   }
 };
-
-// sum_k a_k b_k over [begin, end), in double.
-template <class T>
-double dot(const T* a, const T* b, std::size_t begin, std::size_t end) {
-  double s = 0;
-  for (std::size_t k = begin; k < end; ++k) s += static_cast<double>(a[k]) * static_cast<double>(b[k]);
-  return s;
-}
 
 }  // namespace tokdyn

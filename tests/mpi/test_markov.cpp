@@ -111,6 +111,52 @@ TEST(Markov, GradientEqualsCentralDifferences) {
       }
 }
 
+// Scores far apart (WQ scaled by 1e4: |S| ~ 1e3): an item whose present tokens all score more than 600 below its
+// row's best would underflow in the exponentials shared by the evaluation, and takes its own. The loss equals a
+// direct sum with each item's own maximum (1e-12 relative), and the gradient is finite.
+TEST(Markov, FarApartScoresTakeTheirOwnExponentials) {
+  const SequenceItems items = all_population(paper_chain(), 6);
+  const OneLayerShape shape{4, 5, 3, false, 1.0};
+  std::vector<double> theta = random_theta(shape, 0.7, 11), grad(shape.size());
+  for (std::size_t k = shape.wq(); k < shape.wk(); ++k) theta[k] *= 1e4;
+  const int d = shape.d, m = shape.m, mk = shape.mk;
+  const OneLayerWeights w = shape.weights(theta.data());
+  // S [d, d] = (W0 WQ)(W0 WK)^T / tau and M [d, d] = W0 W1, by plain loops.
+  std::vector<double> Q(d * mk, 0.0), K(d * mk, 0.0), S(d * d, 0.0), M(d * d, 0.0);
+  for (int t = 0; t < d; ++t)
+    for (int a = 0; a < m; ++a) {
+      for (int c = 0; c < mk; ++c) Q[t * mk + c] += w.W0[t * m + a] * w.WQ[a * mk + c], K[t * mk + c] += w.W0[t * m + a] * w.WK[a * mk + c];
+      for (int y = 0; y < d; ++y) M[t * d + y] += w.W0[t * m + a] * w.W1[a * d + y];
+    }
+  double spread = 0;
+  for (int t = 0; t < d; ++t)
+    for (int i = 0; i < d; ++i) {
+      for (int c = 0; c < mk; ++c) S[t * d + i] += Q[t * mk + c] * K[i * mk + c];
+      spread = std::max(spread, std::abs(S[t * d + i] - S[t * d]));
+    }
+  ASSERT_GT(spread, 1000.0);  // the far-apart case is reached
+  double direct = 0;
+  for (std::int64_t j = 0; j < items.size(); ++j) {
+    const int t = items.last[j];
+    const double* n = &items.counts[j * d];
+    double zmax = -INFINITY, Z = 0;
+    for (int i = 0; i < d; ++i)
+      if (n[i] > 0) zmax = std::max(zmax, S[t * d + i]);
+    std::vector<double> alpha(d, 0.0), logits(d, 0.0);
+    for (int i = 0; i < d; ++i)
+      if (n[i] > 0) Z += alpha[i] = n[i] * std::exp(S[t * d + i] - zmax);
+    for (int i = 0; i < d; ++i)
+      for (int y = 0; y < d; ++y) logits[y] += alpha[i] / Z * M[i * d + y];
+    const double lmax = *std::max_element(logits.begin(), logits.end());
+    double se = 0;
+    for (int y = 0; y < d; ++y) se += std::exp(logits[y] - lmax);
+    for (int y = 0; y < d; ++y) direct += items.weight[j] * items.target[j * d + y] * (lmax + std::log(se) - logits[y]);
+  }
+  const double loss = evaluate_one_layer(shape, theta.data(), items, grad.data(), MPI_COMM_SELF).loss;
+  EXPECT_NEAR(loss, direct, 1e-12 * direct);
+  for (double g : grad) ASSERT_TRUE(std::isfinite(g));
+}
+
 // The population loss is the expectation of a sampled sequence's loss: a sample of 20000 has it within
 // 4 standard errors (the per-sequence losses' spread over sqrt N).
 TEST(Markov, PopulationLossEqualsLargeSampleMean) {

@@ -5,6 +5,7 @@
 // identity of the rotations of each head.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <vector>
@@ -101,16 +102,37 @@ TEST(Gpt, BatchEqualsItsSequences) {
   EXPECT_LT(diff, 1e-13 * size);
 }
 
+// Float parameters keep float activations end to end (sums over rows in double). Against the double path on
+// the same parameters, normwise: each of the 2L + 1 products of the forward (length at most K = 4C) loses at most
+// K u (u = 2^-24) relatively, and the backward as many again, so |g_f - g_d| / |g_d| <= 2 (2L + 1) K u; the loss
+// within (2L + 1) K u. Both above 1e-12 too: the float path is taken. Two sizes: the tiny GPT and C = 64, n = 32.
 TEST(Gpt, FloatAgreesWithDouble) {
-  const GptConfig c = tiny(true);
-  Gpt<double> d(c);
-  Gpt<float> f(c);
-  const std::vector<double> theta = random_theta(d.layout(), 4);
-  const std::vector<float> theta_f(theta.begin(), theta.end());
-  const double ld = d.sequence(theta.data(), kTokens, kTargets, 5, {}, nullptr, 1.0);
-  const double lf = f.sequence(theta_f.data(), kTokens, kTargets, 5, {}, nullptr, 1.0);
-  std::printf("loss float64 %.12f, float32 parameters %.12f (relative %.1e)\n", ld, lf, std::abs(lf / ld - 1));
-  EXPECT_LT(std::abs(lf / ld - 1), 1e-5);
+  GptConfig wide;
+  wide.vocab = 40, wide.context = 32, wide.layers = 2, wide.heads = 4, wide.channels = 64;
+  for (const GptConfig& c : {tiny(true), tiny(false), wide}) {
+    Gpt<double> d(c);
+    Gpt<float> f(c);
+    std::vector<double> theta = random_theta(d.layout(), 4);
+    for (double& v : theta) v *= c.channels > 8 ? 0.25 : 1.0;  // O(1) pre-activations at C = 64 too
+    const std::vector<float> theta_f(theta.begin(), theta.end());
+    const std::vector<double> theta_r(theta_f.begin(), theta_f.end());  // the float parameters, in double
+    const int n = std::min(c.context, 32);
+    std::vector<int> seq(n + 1);
+    for (int t = 0; t <= n; ++t) seq[t] = (7 * t * t + 3 * t + 1) % c.vocab;
+    std::vector<double> gd(theta.size(), 0.0);
+    std::vector<float> gf(theta.size(), 0.0f);
+    const double ld = d.sequence(theta_r.data(), seq.data(), seq.data() + 1, n, {}, gd.data(), 1.0 / n);
+    const double lf = f.sequence(theta_f.data(), seq.data(), seq.data() + 1, n, {}, gf.data(), 1.0 / n);
+    double diff = 0, size = 0;
+    for (std::size_t k = 0; k < gd.size(); ++k) diff += (gf[k] - gd[k]) * (gf[k] - gd[k]), size += gd[k] * gd[k];
+    const double g_rel = std::sqrt(diff / size), l_rel = std::abs(lf / ld - 1);
+    const double products = 2 * c.layers + 1, ku = 4.0 * c.channels * std::ldexp(1.0, -24);
+    std::printf("C = %d, n = %d: float against double, loss %.1e (bound %.1e), gradient %.1e (bound %.1e)\n", c.channels,
+                n, l_rel, products * ku, g_rel, 2 * products * ku);
+    EXPECT_LT(l_rel, products * ku);
+    EXPECT_LT(g_rel, 2 * products * ku);
+    EXPECT_GT(g_rel, 1e-12);
+  }
 }
 
 TEST(Gpt, KeyBiasCancelsValueBiasShiftsByWoBv) {

@@ -1,5 +1,4 @@
-// The pieces of tokdyn train around the GPT: the tiled product against the plain triple loop (bit for
-// bit: its summation order is the loop's), the deck's head vectors, the symmetry-breaking biases' laws
+// The pieces of tokdyn train around the GPT: the deck's head vectors, the symmetry-breaking biases' laws
 // and keys, the initial parameters' laws and the key-bias alignment against a direct computation and
 // against its closed-form null.
 #include <gtest/gtest.h>
@@ -11,7 +10,6 @@
 #include "tokdyn/core/errors/error.hpp"
 #include "tokdyn/core/numerics/random.hpp"
 #include "tokdyn/train/key_alignment.hpp"
-#include "tokdyn/train/matmul.hpp"
 #include "tokdyn/train/symmetry_biases.hpp"
 
 namespace tokdyn {
@@ -29,48 +27,6 @@ std::pair<double, double> moments(const std::vector<double>& v, std::size_t begi
   for (std::size_t i = begin; i < end; ++i) s1 += v[i], s2 += v[i] * v[i];
   const double n = static_cast<double>(end - begin), m = s1 / n;
   return {m, std::sqrt((s2 - n * m * m) / (n - 1))};
-}
-
-// Each entry is its start, then fma(a_ik, b_kj, .) for k = 0, 1, ...: the kernel of this CPU (AVX-512, AVX2 or
-// the fallback) equals that plain loop written here bit for bit, and so does every kernel the CPU has.
-TEST(Matmul, EqualsThePlainLoopBitForBit) {
-  // Shapes with and without remainders of the four-row tiles and of the 4- and 8-wide columns; start from zero,
-  // a bias, or out itself.
-  const int shapes[][3] = {{5, 7, 3}, {4, 8, 16}, {9, 13, 33}, {1, 1, 1}, {64, 64, 192}, {7, 5, 12}, {6, 3, 20}};
-  for (const auto& s : shapes) {
-    const int n = s[0], p = s[1], m = s[2];
-    const std::vector<double> a = step_normals(1, static_cast<std::size_t>(n) * p), b = step_normals(2, static_cast<std::size_t>(p) * m),
-                              bias = step_normals(3, m), start = step_normals(4, static_cast<std::size_t>(n) * m);
-    for (int mode = 0; mode < 3; ++mode) {
-      std::vector<double> out = start, naive(static_cast<std::size_t>(n) * m);
-      matmul(a.data(), b.data(), mode == 1 ? bias.data() : nullptr, mode == 2, n, p, m, out.data());
-      for (int i = 0; i < n; ++i)
-        for (int j = 0; j < m; ++j) {
-          double v = mode == 2 ? start[static_cast<std::size_t>(i) * m + j] : mode == 1 ? bias[j] : 0.0;
-          for (int k = 0; k < p; ++k) v = std::fma(a[static_cast<std::size_t>(i) * p + k], b[static_cast<std::size_t>(k) * m + j], v);
-          naive[static_cast<std::size_t>(i) * m + j] = v;
-        }
-      EXPECT_EQ(out, naive) << n << "x" << p << "x" << m << " mode " << mode;
-      // a^T [p, n]: the transposed kernels read it in place and give the same bits.
-      std::vector<double> at(a.size());
-      for (int i = 0; i < n; ++i)
-        for (int k = 0; k < p; ++k) at[static_cast<std::size_t>(k) * n + i] = a[static_cast<std::size_t>(i) * p + k];
-      for (MatmulKernel k : {MatmulKernel::avx512, MatmulKernel::avx2, MatmulKernel::plain})
-        for (bool transposed : {false, true}) {
-          std::vector<double> one = start;
-          if (matmul_with(k, transposed, transposed ? at.data() : a.data(), b.data(), mode == 1 ? bias.data() : nullptr,
-                          mode == 2, n, p, m, one.data())) {
-            EXPECT_EQ(one, naive) << n << "x" << p << "x" << m << " mode " << mode << " kernel " << static_cast<int>(k)
-                                  << (transposed ? " (a transposed)" : "");
-          }
-        }
-      if (mode == 0) {
-        std::vector<double> tn(naive.size());
-        matmul_tn(at.data(), b.data(), n, p, m, tn.data());
-        EXPECT_EQ(tn, naive) << n << "x" << p << "x" << m << " matmul_tn";
-      }
-    }
-  }
 }
 
 TEST(HeadVector, OneValueListOrLinspace) {

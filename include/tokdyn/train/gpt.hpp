@@ -3,8 +3,10 @@
 // symmetry-breaking biases b_Q, b_K, b_V added after the linear maps, shared by the heads of a layer)
 // and an MLP (GELU, or PReLU with learnable slopes), a final LayerNorm and the output tied to the token
 // embedding. Forward and backward by hand in plain loops over contiguous arrays (shapes in comments),
-// a batch of sequences at a time (every linear layer one product over all its rows); templated on the
-// parameters' scalar, activations and sums in double.
+// a batch of sequences at a time: every linear layer is one BLAS product over all its rows (sgemm or
+// dgemm on the weights in place). Templated on the parameters' scalar, which the activations share (float
+// stays float end to end); LayerNorm statistics, softmax normalisers, the loss and the sums over rows of the
+// bias, LayerNorm and embedding gradients are taken in double.
 #pragma once
 
 #include <cstddef>
@@ -63,11 +65,6 @@ struct SymmetryBiases {
   std::vector<double> query, key, value;
 };
 
-// Reused double buffers of the products (weights converted and transposed, intermediate products).
-struct GptScratch {
-  std::vector<double> w, bias, product, datt, head;
-};
-
 template <class T>
 class Gpt {
  public:
@@ -89,19 +86,23 @@ class Gpt {
     return batch(theta, &tokens, &targets, 1, n, biases, grad, scale);
   }
   // After batch(): what layer l's attention read, LN_1 of the block's input [count n, C] (row b n + t).
-  const std::vector<double>& attention_input(int l) const { return acts_[static_cast<std::size_t>(l)].ln1; }
+  const std::vector<T>& attention_input(int l) const { return acts_[static_cast<std::size_t>(l)].ln1; }
 
  private:
   GptConfig c_;
   GptLayout layout_;
-  // Activations of one sequence, in double (reused): per layer the block's input, LayerNorm outputs,
-  // statistics and the attention and MLP intermediates.
+  // Activations of one batch (reused): per layer the block's input, LayerNorm outputs and statistics (in
+  // double), the attention and MLP intermediates.
   struct Layer {
-    std::vector<double> x, ln1, mean1, rstd1, qkv, att, y, mid, ln2, mean2, rstd2, fc, act, tanh;  // tanh: GELU's, kept for the backward
+    std::vector<T> x, ln1, qkv, att, y, mid, ln2, fc, act, tanh;  // tanh: GELU's, kept for the backward
+    std::vector<double> mean1, rstd1, mean2, rstd2;
   };
   std::vector<Layer> acts_;
-  std::vector<double> out_, lnf_, meanf_, rstdf_, probs_;
-  GptScratch scratch_;
+  std::vector<T> out_, lnf_, probs_;
+  std::vector<double> meanf_, rstdf_;
+  // Reused buffers: sums over rows (double), one head's keys or values transposed and a row of d att (T).
+  std::vector<double> sums_, embedding_sums_;
+  std::vector<T> head_, datt_;
 };
 
 }  // namespace tokdyn

@@ -129,7 +129,8 @@ class AttentionBench : public BenchKernel {
       const int d = in_.d;
       lines.push_back(fraction_of_peak(in_.comm, work / best, half ? d + 2.0 * (d + 1) : 4.0 * d,
                                        half ? (single ? "half ring, float32 tiles" : "half ring")
-                                            : (single ? "general ring, float32 tiles" : "general ring")));
+                                            : (single ? "general ring, float32 tiles" : "general ring"),
+                                       single));
     }
     return lines;
   }

@@ -47,8 +47,10 @@ class BenchKernel {
 using BenchKernels = Registry<BenchKernel, BenchInput&>;
 const BenchKernels& bench_kernels();
 
-// "  = G GFLOP/s in the tiles' products (WHAT, F flops a pair) = P % of this machine's DGEMM rate (...)".
-std::string fraction_of_peak(const Comm& comm, double pairs_per_second, double flops_per_pair, const std::string& what);
+// "  = G GFLOP/s in the tiles' products (WHAT, F flops a pair) = P % of this machine's FMA peak (measured: independent
+// FMA chains on every rank at once) and Q % of its GEMM rate", in float64 or float32.
+std::string fraction_of_peak(const Comm& comm, double pairs_per_second, double flops_per_pair, const std::string& what,
+                             bool float32);
 
 // "  beta = B: Fourier truncation p = P" (the circle and the Fourier styles).
 std::string fourier_truncation(double beta);

@@ -15,7 +15,7 @@ class StatisticsBench : public BenchKernel {
   }
   void once() override { pass_.compute(in_.x.data()); }
   std::vector<std::string> report(double best) const override {
-    return {fraction_of_peak(in_.comm, work / best, 2.0 * in_.d, "Gram tiles")};  // a Gram entry per pair
+    return {fraction_of_peak(in_.comm, work / best, 2.0 * in_.d, "Gram tiles", false)};  // a Gram entry per pair
   }
 
  protected:
