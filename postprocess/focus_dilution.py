@@ -252,8 +252,16 @@ def make_stage_figure(r):
                        label=label if k == 0 else None)
     f.set_ylabel("singular values (thick: the largest)")
     f.set_xlabel("flow time t")
-    low, high = f.get_ylim()
-    f.set_ylim(low, high * (high / low) ** 0.2)  # headroom for the legend above the largest values
+    # The limits from the values above round-off of the largest (a singular value exactly 0, clipped to 1e-300 to
+    # be drawn, would stretch the autoscaled axis over 300 empty decades and its headroom to Inf), with margins of
+    # 5 % of the decades, and headroom for the legend above the largest values.
+    values = np.concatenate([np.ravel(r[name]) for name in ("sv_w0", "sv_w1", "sv_wq", "sv_wk")])
+    top = np.nanmax(values)
+    if np.isfinite(top) and top > 0:
+        bottom = np.nanmin(values[values >= top * 1e-18])
+        span = max(top / bottom, 10.0)
+        low, high = bottom / span ** 0.05, top * span ** 0.05
+        f.set_ylim(low, high * (high / low) ** 0.2)
     f.legend(fontsize="small", loc="upper center", ncol=4)
     for i in shown:
         g.semilogy(t, r["w0_row_norms"][:, i], color=colours[i], label=f"|row {i} of W0|")

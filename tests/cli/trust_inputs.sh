@@ -163,11 +163,12 @@ slow=(markov "$SRC/input/markov.ini" --markov.s=12 --flow.records=2 --run.progre
 stop_inside_record gd "record 0/2" "${slow[@]}" --flow.method=gd --flow.lr=0.05 --flow.time=600  # 6000 steps a record
 stop_inside_record rk "record 0/2" "${slow[@]}" --flow.method=rk --flow.rtol=1e-13 --flow.time=700
 stop_inside_record rkdense "record 0/2" "${slow[@]}" --flow.method=rk --flow.rtol=1e-13 --flow.output=dense --flow.time=700
-# train: records of 48 optimizer steps.
-trainslow=(train "$SRC/input/train.ini" --train.steps=96 --train.eval_every=48 --train.alignment_null=20
+# train: records of 160 optimizer steps (about 1 s: the signal, 0.3 s after the run's first line, must land
+# inside record 1 of 2; 48 steps became too few when training got faster).
+trainslow=(train "$SRC/input/train.ini" --train.steps=320 --train.eval_every=160 --train.alignment_null=20
            --run.progress_interval=1000)
-stop_inside_record train-ecd "^step 0/96" "${trainslow[@]}" --train.optimizer=ecd
-stop_inside_record train-adamw "^step 0/96" "${trainslow[@]}" --train.optimizer=adamw
+stop_inside_record train-ecd "^step 0/320" "${trainslow[@]}" --train.optimizer=ecd
+stop_inside_record train-adamw "^step 0/320" "${trainslow[@]}" --train.optimizer=adamw
 
 # 10. A signal during the start-up of a vocabulary of 2000 characters (stage I's 2000 x 2000 G and the first
 # record's alignments): the start-up is Lanczos and thin Gram matrices, seconds, so a signal there gives the

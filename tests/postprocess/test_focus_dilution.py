@@ -127,6 +127,27 @@ def write_run(path, onsets, eps=1e-4, delta=0.0, flow="", sigma_star=0.5, time=N
             g["onset_sensitivity"] = np.array(sensitivity, float)
 
 
+def test_stage_figure_with_a_zero_singular_value(tmp_path, run_script, check_png):
+    """A singular value exactly 0 at one record (W_Q of a run at small eps had one): the singular-value panel
+    keeps finite limits no lower than round-off of its largest value (it used to take the clipped 1e-300, and
+    its headroom overflowed to Inf: the figure failed)."""
+    path = tmp_path / "zero.h5"
+    write_run(path, [10, 20, 30, 40], m=16)
+    with h5py.File(path, "r+") as h5:
+        sv = np.linspace(2.5e-6, 1.9, 101 * 16).reshape(101, 16)
+        sv[50, 15] = 0.0
+        del h5["markov/sv_wq"]
+        h5["markov/sv_wq"] = sv
+    result = run_script("run", path, "-o", tmp_path / "zero.png")
+    assert result.returncode == 0, result.stderr
+    check_png(tmp_path / "zero.png")
+    fig = fd.make_stage_figure(fd.read_run(str(path)))
+    [panel] = [a for a in fig.axes if a.get_ylabel().startswith("singular values")]
+    low, high = panel.get_ylim()
+    assert np.isfinite(low) and np.isfinite(high) and high * 1e-18 <= low < 2.5e-6, (low, high)
+    fd.plt.close(fig)
+
+
 def test_eps_fit_recovers_slopes(tmp_path, run_script):
     """Onsets placed on exact lines a + b ln(1/eps): the fitted slopes are b (to round-off), stage I is
     reported next to 1/sigma* with its relative difference, and an unreached stage leaves its run out."""
