@@ -1,11 +1,13 @@
 #include "tokdyn/studies/train_study.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
 #include "tokdyn/core/errors/error.hpp"
 #include "tokdyn/run/keys.hpp"
 #include "tokdyn/run/paths.hpp"
+#include "tokdyn/train/gpt.hpp"
 #include "tokdyn/train/optimizer.hpp"
 #include "train_run.hpp"
 
@@ -48,7 +50,8 @@ DeckSchema TrainStudy::schema() {
   s.add_choice("train.eval_biases", "means", {"means", "last"},
                "validation with the biases' means, or with the last training step's sampled biases (the authors' code)");
   s.add_choice("train.optimizer", "ecd", optimizers().names(), "the optimizer (its keys: the section of its name)");
-  s.add_choice("train.precision", "float", {"float", "double"}, "parameters, gradient and optimizer state (sums in double)");
+  s.add_choice("train.precision", "float", {"float", "double"},
+               "parameters, activations, gradient and optimizer state (statistics and sums over rows in double)");
   s.add_int("train.alignment_null", 1000, "random directions of the key-bias alignment's null", 1);
   s.add_int("train.alignment_top", 8, "tokens listed per head by largest |cos(W_K e_t, mean b_Q)|", 1);
   s.add_choice("train.alignment_inputs", "layer", {"layer", "embedding"},
@@ -167,13 +170,19 @@ MemoryEstimate TrainStudy::memory() const {
   const double n = m.context, C = m.channels;
   MemoryEstimate memory;
   memory.add("parameters, gradient and optimizer state [D] x " + std::to_string(2 + static_cast<int>(state)),
-             (2 + state) * D * bytes);
+             (2 + state) * D, bytes);
   memory.add("the record's start (parameters and optimizer state, for a signal inside a record) [D] x " +
                  std::to_string(1 + static_cast<int>(state)),
-             (1 + state) * D * bytes);
-  memory.add("the batch's gradient sum in double [D]", 8 * D);
-  memory.add("activations of one sequence (double)",
-             8 * (m.layers * (n * C * 11 + m.heads * n * n + 2 * n * 4 * C) + n * m.vocab));
+             (1 + state) * D, bytes);
+  // The activations of one pass of the model: a rank's share of the batch (or of the validation sequences),
+  // at most Gpt::sequences_per_pass; per sequence and layer 20 n C values and the H n^2 attention weights, then
+  // the logits and about 18 n C of the final LayerNorm and the backward pass's buffers, in the parameters' scalar.
+  const std::int64_t ranks = comm_.size();
+  const std::int64_t share = (std::max(params_.batch, params_.eval_sequences) + ranks - 1) / ranks;
+  const double sequences =
+      static_cast<double>(std::min<std::int64_t>(share, Gpt<double>(m).sequences_per_pass(m.context)));
+  memory.add("activations of one pass (" + std::to_string(static_cast<long long>(sequences)) + " sequences)",
+             sequences * (m.layers * (20 * n * C + m.heads * n * n) + 18 * n * C + n * m.vocab), bytes);
   memory.add("the tokens", static_cast<double>(split_.train.size() + split_.validation.size()), 4);
   return memory;
 }
