@@ -132,34 +132,45 @@ def torch_model(torch, vocab, m):
     return Gpt()
 
 
-def run_torch(torch, threads, precision, tokens, vocab, m, steps, optimizer, lr):
-    torch.set_num_threads(threads)
-    torch.manual_seed(1)
-    model = torch_model(torch, vocab, m).to(torch.float64 if precision == "double" else torch.float32)
+def time_torch_steps(torch, model, precision, tokens, m, steps, optimizer, lr, batch, seed, barrier=None):
+    """Seconds of `steps` training steps of `model` (a module, or its DistributedDataParallel wrapper) on `batch`
+    random windows each, after 3 untimed ones: the same step in one process and in each of several (barrier:
+    called before and after the timed steps)."""
+    model.to(torch.float64 if precision == "double" else torch.float32)
     if optimizer == "sgdm":
         opt = torch.optim.SGD(model.parameters(), lr=0.03, momentum=0.95, nesterov=True)
     else:
         opt = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.95), weight_decay=0.01)
     data = torch.from_numpy(np.asarray(tokens, dtype=np.int64))
-    rng = np.random.default_rng(1)
-    n, B = m["context"], m["batch"]
+    rng = np.random.default_rng(seed)
+    n = m["context"]
 
     def step():
-        o = torch.from_numpy(rng.integers(0, data.numel() - n - 1, size=B))
+        o = torch.from_numpy(rng.integers(0, data.numel() - n - 1, size=batch))
         idx = torch.stack([data[i:i + n] for i in o])
         tgt = torch.stack([data[i + 1:i + n + 1] for i in o])
         opt.zero_grad(set_to_none=True)
-        loss = model(idx, tgt)
-        loss.backward()
+        model(idx, tgt).backward()
         opt.step()
 
     for _ in range(3):
         step()
+    if barrier:
+        barrier()
     start = time.perf_counter()
     for _ in range(steps):
         step()
-    seconds = time.perf_counter() - start
-    return steps * B * n / seconds, sum(p.numel() for p in model.parameters())
+    if barrier:
+        barrier()
+    return time.perf_counter() - start
+
+
+def run_torch(torch, threads, precision, tokens, vocab, m, steps, optimizer, lr):
+    torch.set_num_threads(threads)
+    torch.manual_seed(1)
+    model = torch_model(torch, vocab, m)
+    seconds = time_torch_steps(torch, model, precision, tokens, m, steps, optimizer, lr, m["batch"], 1)
+    return steps * m["batch"] * m["context"] / seconds, sum(p.numel() for p in model.parameters())
 
 
 def _ddp_worker(rank, processes, port, precision, tokens, vocab, m, steps, optimizer, lr, out):
@@ -173,33 +184,11 @@ def _ddp_worker(rank, processes, port, precision, tokens, vocab, m, steps, optim
     torch.manual_seed(1)
     model = torch_model(torch, vocab, m).to(torch.float64 if precision == "double" else torch.float32)
     ddp = torch.nn.parallel.DistributedDataParallel(model)
-    if optimizer == "sgdm":
-        opt = torch.optim.SGD(ddp.parameters(), lr=0.03, momentum=0.95, nesterov=True)
-    else:
-        opt = torch.optim.AdamW(ddp.parameters(), lr=lr, betas=(0.9, 0.95), weight_decay=0.01)
-    data = torch.from_numpy(np.asarray(tokens, dtype=np.int64))
-    rng = np.random.default_rng(1 + rank)
-    n, B = m["context"], m["batch"] // processes
-
-    def step():
-        o = torch.from_numpy(rng.integers(0, data.numel() - n - 1, size=B))
-        idx = torch.stack([data[i:i + n] for i in o])
-        tgt = torch.stack([data[i + 1:i + n + 1] for i in o])
-        opt.zero_grad(set_to_none=True)
-        ddp(idx, tgt).backward()
-        opt.step()
-
-    for _ in range(3):
-        step()
-    dist.barrier()
-    start = time.perf_counter()
-    for _ in range(steps):
-        step()
-    dist.barrier()
-    seconds = time.perf_counter() - start
+    batch = m["batch"] // processes
+    seconds = time_torch_steps(torch, ddp, precision, tokens, m, steps, optimizer, lr, batch, 1 + rank, dist.barrier)
     if rank == 0:
         with open(out, "w") as f:
-            f.write(repr(steps * B * processes * n / seconds))
+            f.write(repr(steps * batch * processes * m["context"] / seconds))
     dist.destroy_process_group()
 
 

@@ -8,6 +8,7 @@
 #include "tokdyn/core/numerics/fast_exp.hpp"
 #include "tokdyn/core/numerics/vector_clones.hpp"
 #include "tokdyn/core/numerics/blas.hpp"
+#include "tokdyn/core/numerics/dot.hpp"
 
 namespace tokdyn {
 
@@ -65,26 +66,14 @@ namespace {
 
 constexpr double kLnEps = 1e-5;
 
-// sum_i term(i) over i < C in double, in eight partial sums (i mod 8) added pairwise: a fixed order that
-// vectorises (a single running sum chains every add on the one before).
-template <class F>
-[[gnu::always_inline]] inline double lane_sum(int C, F term) {
-  double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  int i = 0;
-  for (; i + 8 <= C; i += 8)
-    for (int j = 0; j < 8; ++j) s[j] += term(i + j);
-  for (int j = 0; i < C; ++i, ++j) s[j] += term(i);
-  return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-}
-
 // out [n, C] = LN(x [n, C]) w + b, keeping mean and 1/std per row (in double: the statistics of a float row
 // are then exact to double round-off, and the backward reuses them).
 template <class T>
 TOKDYN_VECTOR_CLONES void layernorm(const T* x, const T* w, const T* b, int n, int C, T* out, double* mean, double* rstd) {
   for (int t = 0; t < n; ++t) {
     const T* xt = x + static_cast<std::size_t>(t) * C;
-    const double m = lane_sum(C, [xt](int i) { return static_cast<double>(xt[i]); }) / C;
-    const double v = lane_sum(C, [xt, m](int i) { return (xt[i] - m) * (xt[i] - m); });
+    const double m = lane_sum(C, [xt](std::size_t i) { return static_cast<double>(xt[i]); }) / C;
+    const double v = lane_sum(C, [xt, m](std::size_t i) { return (xt[i] - m) * (xt[i] - m); });
     const double r = 1 / std::sqrt(v / C + kLnEps);
     for (int i = 0; i < C; ++i) out[static_cast<std::size_t>(t) * C + i] = static_cast<T>((xt[i] - m) * r * w[i] + b[i]);
     mean[t] = m, rstd[t] = r;
@@ -103,9 +92,9 @@ TOKDYN_VECTOR_CLONES void layernorm_backward(const T* dout, const T* x, const do
     const T* dt = dout + static_cast<std::size_t>(t) * C;
     const double mt = mean[t], rt = rstd[t];
     // the means over i of dnorm_i and dnorm_i norm_i
-    const double mean_d = lane_sum(C, [dt, w](int i) { return static_cast<double>(dt[i]) * w[i]; }) / C;
+    const double mean_d = lane_sum(C, [dt, w](std::size_t i) { return static_cast<double>(dt[i]) * w[i]; }) / C;
     const double mean_dn =
-        lane_sum(C, [dt, w, xt, mt, rt](int i) { return static_cast<double>(dt[i]) * w[i] * ((xt[i] - mt) * rt); }) / C;
+        lane_sum(C, [dt, w, xt, mt, rt](std::size_t i) { return static_cast<double>(dt[i]) * w[i] * ((xt[i] - mt) * rt); }) / C;
     for (int i = 0; i < C; ++i) {
       const double norm = (xt[i] - mt) * rt, dnorm = static_cast<double>(dt[i]) * w[i];
       sums[i] += dt[i] * norm, sums[C + i] += dt[i];
@@ -130,14 +119,13 @@ constexpr int kLanes = 32, kChannelLanes = 16;  // positions; channels (a head h
 template <class T>
 int head_transpose(const T* m, int n, int width, int first, int D, std::vector<T>& out) {
   const int np = (n + kLanes - 1) / kLanes * kLanes;
-  out.assign(static_cast<std::size_t>(D + 1) * np, T(0));  // and one row of np scores after the D rows
+  out.resize(static_cast<std::size_t>(D + 1) * np);  // and one row of np scores after the D rows
   for (int j = 0; j < n; ++j)
     for (int e = 0; e < D; ++e) out[static_cast<std::size_t>(e) * np + j] = m[static_cast<std::size_t>(j) * width + first + e];
+  for (int e = 0; e < D; ++e) std::fill(&out[static_cast<std::size_t>(e) * np + n], &out[static_cast<std::size_t>(e + 1) * np], T(0));
   return np;
 }
 
-// out [count] = sum_e a[e] m[e np + j] over e = 0, 1, ..., D - 1 in order (m [D, np], count <= np). Whole blocks
-// are stored: out has room for count rounded up to kLanes (so that the sums stay in registers).
 // 64 bytes of T as a GCC vector type (declared per type: the attribute is ignored on a dependent type).
 template <class T>
 struct Vector64;
@@ -150,6 +138,8 @@ struct Vector64<double> {
   typedef double type __attribute__((vector_size(64)));
 };
 
+// out [count] = sum_e a[e] m[e np + j] over e = 0, 1, ..., D - 1 in order (m [D, np], count <= np). Whole blocks
+// are stored: out has room for count rounded up to kLanes (so that the sums stay in registers).
 template <class T>
 [[gnu::always_inline]] inline void combine_rows(const T* a, const T* m, int D, int np, int count, T* out) {
   // GCC vector types: the sums stay in registers (plain arrays were spilled to the stack inside the heads' loops).
@@ -220,7 +210,7 @@ TOKDYN_VECTOR_CLONES void attention_head(const T* qkv, int n, int C, int h, int 
     for (int j = 0; j <= t; ++j) row[j] = scores[j] * att_scale;
     const T mx = row_max(row, t + 1);
     for (int j = 0; j <= t; ++j) row[j] = static_cast<T>(exp_nonpositive(row[j] - mx));
-    const double z = lane_sum(t + 1, [row](int j) { return static_cast<double>(row[j]); });
+    const double z = lane_sum(t + 1, [row](std::size_t j) { return static_cast<double>(row[j]); });
     const T inv = static_cast<T>(1 / z);
     for (int j = 0; j <= t; ++j) row[j] *= inv;
     add_weighted_rows(row, 1, &qkv[2 * C + h * D], ld, t + 1, D, &y[static_cast<std::size_t>(t) * C + h * D]);
@@ -242,7 +232,7 @@ TOKDYN_VECTOR_CLONES void attention_head_backward(const T* qkv, int n, int C, in
   for (int t = 0; t < n; ++t) {
     const T* row = &att[t * nn];
     combine_rows(&dy[static_cast<std::size_t>(t) * C + h * D], kt.data(), D, np, t + 1, datt);
-    const double mean = lane_sum(t + 1, [row, datt](int j) { return static_cast<double>(row[j]) * datt[j]; });
+    const double mean = lane_sum(t + 1, [row, datt](std::size_t j) { return static_cast<double>(row[j]) * datt[j]; });
     T* dst = &ds[t * nn];
     for (int j = 0; j <= t; ++j) dst[j] = static_cast<T>(row[j] * (datt[j] - mean)) * att_scale;
     add_weighted_rows(dst, 1, &qkv[C + h * D], ld, t + 1, D, &dqkv[t * ld + h * D]);  // dq_t += sum_j ds_tj k_j
@@ -402,22 +392,22 @@ double Gpt<T>::batch(const T* theta, const int* const* tokens, const int* const*
   if (!grad) return loss;
 
   // Backward. d logits = p - onehot(target); the tied embedding gets it from both ends.
-  std::vector<T> dlnf(RC), dx(RC, T(0));
+  // The gradients of the activations (reused buffers): dx holds d/d(x) of the block being gone through.
+  std::vector<T>&dlnf = back_.dlnf, &dx = back_.dx, &dact = back_.dact, &dfc = back_.dfc, &dln = back_.dln,
+               &dy = back_.dy, &dqkv = back_.dqkv;
+  dlnf.resize(RC), dx.assign(RC, T(0)), dact.resize(RF), dfc.resize(RF), dln.resize(RC), dy.resize(RC);
+  dqkv.resize(3 * RC);
   for (int r = 0; r < R; ++r) probs_[static_cast<std::size_t>(r) * V + targets[r / n][r % n]] -= 1;
   linear_backward(probs_.data(), lnf_.data(), theta + layout_.wte, R, V, C, false, dlnf.data(), grad + layout_.wte,
                   static_cast<T*>(nullptr), scale, sums_);
   layernorm_backward(dlnf.data(), out_.data(), meanf_.data(), rstdf_.data(), theta + layout_.lnfw, R, C, dx.data(),
                      grad + layout_.lnfw, grad + layout_.lnfb, scale, sums_);
-  std::vector<T> dmid(RC), dact, dfc, dln(RC), dy(RC), dqkv(3 * RC);
   for (int l = L - 1; l >= 0; --l) {
     const GptLayout::Layer& w = layout_.layer[l];
     Layer& a = acts_[l];
-    // dx holds d/d(block output) = d/d(mid) through the residual, plus the MLP path.
-    dmid = dx;
-    dact.resize(RF);
+    // out = mid + MLP(LN_2(mid)): d/d(mid) = dx (the residual) + the MLP path, added into dx in place.
     linear_backward(dx.data(), a.act.data(), theta + w.fcprojw, R, C, F, false, dact.data(), grad + w.fcprojw,
                     grad + w.fcprojb, scale, sums_);
-    dfc.resize(RF);
     if (c_.prelu) {
       sums_.assign(F, 0.0);  // d slope, summed over the rows in double
       for (int r = 0; r < R; ++r)
@@ -432,11 +422,10 @@ double Gpt<T>::batch(const T* theta, const int* const* tokens, const int* const*
       gelu_backward(a.fc.data(), a.tanh.data(), dact.data(), RF, dfc.data());
     }
     linear_backward(dfc.data(), a.ln2.data(), theta + w.fcw, R, F, C, false, dln.data(), grad + w.fcw, grad + w.fcb, scale, sums_);
-    layernorm_backward(dln.data(), a.mid.data(), a.mean2.data(), a.rstd2.data(), theta + w.ln2w, R, C, dmid.data(),
+    layernorm_backward(dln.data(), a.mid.data(), a.mean2.data(), a.rstd2.data(), theta + w.ln2w, R, C, dx.data(),
                        grad + w.ln2w, grad + w.ln2b, scale, sums_);
-    // mid = x + W_O y + b: dx = dmid (residual) + the attention path.
-    dx = dmid;
-    linear_backward(dmid.data(), a.y.data(), theta + w.projw, R, C, C, false, dy.data(), grad + w.projw, grad + w.projb,
+    // mid = x + W_O y + b: d/d(x) = d/d(mid) (the residual) + the attention path, again into dx.
+    linear_backward(dx.data(), a.y.data(), theta + w.projw, R, C, C, false, dy.data(), grad + w.projw, grad + w.projb,
                     scale, sums_);
     std::fill(dqkv.begin(), dqkv.end(), T(0));
     for (int b = 0; b < count; ++b) {

@@ -77,8 +77,8 @@ class Gpt {
   // grad [size].
   double batch(const T* theta, const int* const* tokens, const int* const* targets, int count, int n,
                const SymmetryBiases& biases, T* grad, double scale);
-  // How many sequences of n tokens one batch() should take so that its activations stay near 64 MB (at least
-  // 1): the attention weights alone are H n^2 doubles a layer and sequence.
+  // How many sequences of n tokens one batch() should take so that its activations stay near 8e6 values (64 MB in
+  // double; at least 1): the attention weights alone are H n^2 values a layer and sequence.
   int sequences_per_pass(int n) const;
   // One sequence: tokens [n], targets [n].
   double sequence(const T* theta, const int* tokens, const int* targets, int n, const SymmetryBiases& biases,
@@ -100,7 +100,12 @@ class Gpt {
   std::vector<Layer> acts_;
   std::vector<T> out_, lnf_, probs_;
   std::vector<double> meanf_, rstdf_;
-  // Reused buffers: sums over rows (double), one head's keys or values transposed and a row of d att (T).
+  // The backward pass's gradients of the activations (reused).
+  struct Backward {
+    std::vector<T> dlnf, dx, dact, dfc, dln, dy, dqkv;
+  };
+  Backward back_;
+  // Reused buffers: sums over rows (double), one head's keys or values transposed, and its ds [n, n] (T).
   std::vector<double> sums_, embedding_sums_;
   std::vector<T> head_, datt_;
 };
