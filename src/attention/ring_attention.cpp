@@ -16,8 +16,9 @@ namespace tokdyn {
 const KeyTable<AttentionSpec>& RingAttention::keys() {
   static const KeyTable<AttentionSpec> table = KeyTable<AttentionSpec>("attention").either(
       "precision", &AttentionSpec::single_tiles, {"float64", "float32"}, false,
-      "exact styles: the tiles' products (logits, value sums) in float64 or float32 (sums across tiles, the "
-      "exponentials and the running maximum stay float64; the half ring needs float64)");
+      "exact styles: the tiles' products (logits, value sums) in float64 or float32 (general ring: the "
+      "exponentials, the running maximum and the sums across tiles stay float64; half ring: the pair weights in "
+      "float32 too, the sums across tiles in float64)");
   return table;
 }
 
@@ -153,12 +154,14 @@ bool RingAttention::apply_symmetric(const double* x, double* out, PairStatistics
 }
 
 void RingAttention::visit_single(const double* y, const double* h, const double* uv) {
-  // The half ring with float32 tiles: the Gram entries and the two value products in float (one copy of the
-  // own rows, one of each visiting block), the weights e^{-c |x_i - x_j|^2 / 2} and every sum in double.
+  // The half ring with float32 tiles: the Gram entries, the weights e^{-c |x_i - x_j|^2 / 2} (exp_nonpositive_float,
+  // in the Gram tile's place) and the two value products in float (one copy of the own rows, one of each
+  // visiting block); every sum across tiles in double.
   const std::int64_t n = n_local_;
   const int d = context_.weights.d, A = width_ + 1, tile = context_.tile;
-  const double c = *scale_;
+  const float c = static_cast<float>(*scale_);
   x32_.assign(y, y + n * d);
+  h32_.assign(h, h + n);
   uv32_.assign(uv, uv + n * A);
   tile32_.resize(static_cast<std::size_t>(tile) * tile);
   sums32_.resize(static_cast<std::size_t>(tile) * A);
@@ -167,21 +170,18 @@ void RingAttention::visit_single(const double* y, const double* h, const double*
       [&](const double* block, double* block_acc, std::int64_t rows, std::int64_t block_begin, const PairRange& r) {
         const double* block_h = block + rows * d;
         block32_.assign(block, block + rows * d);                       // tokens [rows, d]
+        block_h32_.assign(block_h, block_h + rows);                     // [rows]
         block_uv32_.assign(block_h + rows, block_h + rows + rows * A);  // (u_j V x_j, u_j) [rows, A]
         gram_tiles(x32_.data(), block32_.data(), d, r, begin_, block_begin, tile, tile32_.data(),
-                   [&](std::int64_t i0, int bi, std::int64_t j0, int bj, const float* g32) {
-                     double* g = gram_.data();     // [bi, bj]
-                     double* w = weights_.data();  // [bi, bj]
-                     std::copy(g32, g32 + static_cast<std::size_t>(bi) * bj, g);
+                   [&](std::int64_t i0, int bi, std::int64_t j0, int bj, const float*) {
+                     float* w32 = tile32_.data();  // [bi, bj]: the Gram tile, turned into the weights in place
                      for (int i = 0; i < bi; ++i) {
                        const int first = first_column(r, begin_, i0, i, block_begin, j0, bj);
-                       double* wr = w + static_cast<std::size_t>(i) * bj;
-                       std::fill(wr, wr + first, 0.0);
-                       pair_row_weights(g + static_cast<std::size_t>(i) * bj + first, block_h + j0 + first, bj - first,
-                                        c, h[i0 + i], wr + first);
+                       float* wr = w32 + static_cast<std::size_t>(i) * bj;
+                       std::fill(wr, wr + first, 0.0f);
+                       pair_row_weights(wr + first, block_h32_.data() + j0 + first, bj - first, c, h32_[i0 + i],
+                                        wr + first);
                      }
-                     float* w32 = tile32_.data();  // the Gram tile is used up: the weights in its place
-                     std::copy(w, w + static_cast<std::size_t>(bi) * bj, w32);
                      gemm_nn(bi, A, bj, 1.0f, w32, bj, block_uv32_.data() + j0 * A, A, 0.0f, sums32_.data(), A);
                      double* rows_acc = rows_acc_.data() + i0 * A;
                      for (std::size_t k = 0; k < static_cast<std::size_t>(bi) * A; ++k) rows_acc[k] += sums32_[k];

@@ -22,44 +22,49 @@ void half_beta_norms(const double* x, std::int64_t n, int d, double beta, double
 
 namespace {
 
-// Eight doubles, and their comparisons and bins, as GCC/Clang vectors: the cosine statistics are compares,
-// selects and a conversion, which the auto-vectoriser leaves scalar when they sit beside the expm1 loop
-// (2.2 ns/pair instead of 0.4). Element-wise operations only, so every vector width gives the same bits.
-typedef double Lanes __attribute__((vector_size(kLanes * sizeof(double))));
-typedef std::int64_t LaneCounts __attribute__((vector_size(kLanes * sizeof(std::int64_t))));
-typedef int LaneBins __attribute__((vector_size(kLanes * sizeof(int))));
+// Four doubles, and their comparisons and bins, as GCC/Clang vectors, two of them per block of kLanes (lanes
+// 0-3 and 4-7): the cosine statistics are compares, selects and a conversion, which the auto-vectoriser leaves
+// scalar when they sit beside the expm1 loop (2.2 ns/pair instead of 0.4). 32 bytes because that is AVX2's
+// register: vectors of eight doubles had their compares scalarised through the stack on AVX2 (5x slower than on
+// AVX-512). Element-wise operations only, so every vector width gives the same bits.
+constexpr int kQuad = 4;
+typedef double Lanes __attribute__((vector_size(kQuad * sizeof(double))));
+typedef std::int64_t LaneCounts __attribute__((vector_size(kQuad * sizeof(std::int64_t))));
+typedef int LaneBins __attribute__((vector_size(kQuad * sizeof(int))));
 
 // The cosine statistics of one row c [n] into out (cosine, min, aligned, antipodal) and each pair's bin into
 // scratch [n] (NaN fails both comparisons and lands in bin 0), then the bins counted into counts.
 inline __attribute__((always_inline)) void cosine_statistics(const double* c, int n, int bins, double cluster_cosine,
                                                             std::int64_t* counts, int* scratch,
                                                             PairRowStatistics& out) {
+  static_assert(kLanes == 2 * kQuad);
   const double inf = std::numeric_limits<double>::infinity();
   const Lanes zero = {}, one = zero + 1.0, half_bins = zero + 0.5 * bins, last_bin = zero + (bins - 1.0),
               above = zero + cluster_cosine, below = zero - cluster_cosine;
-  Lanes cosine = zero, least = zero + inf;
-  LaneCounts aligned = {}, antipodal = {};
+  Lanes cosine[2] = {zero, zero}, least[2] = {zero + inf, zero + inf};
+  LaneCounts aligned[2] = {}, antipodal[2] = {};
   int j = 0;
-  for (; j + kLanes <= n; j += kLanes) {
-    Lanes x;
-    std::memcpy(&x, c + j, sizeof x);
-    cosine += x;
-    least = x < least ? x : least;
-    aligned -= x > above;  // a true comparison is -1
-    antipodal -= x < below;
-    // floor((x + 1) bins / 2) clamped to [0, bins - 1]: the clamp first, then truncation (= floor, b >= 0)
-    Lanes b = (x + one) * half_bins;
-    b = b > zero ? b : zero;
-    b = b < last_bin ? b : last_bin;
-    const LaneBins bin = __builtin_convertvector(b, LaneBins);
-    std::memcpy(scratch + j, &bin, sizeof bin);
-  }
+  for (; j + kLanes <= n; j += kLanes)
+    for (int q = 0; q < 2; ++q) {
+      Lanes x;
+      std::memcpy(&x, c + j + q * kQuad, sizeof x);
+      cosine[q] += x;
+      least[q] = x < least[q] ? x : least[q];
+      aligned[q] -= x > above;  // a true comparison is -1
+      antipodal[q] -= x < below;
+      // floor((x + 1) bins / 2) clamped to [0, bins - 1]: the clamp first, then truncation (= floor, b >= 0)
+      Lanes b = (x + one) * half_bins;
+      b = b > zero ? b : zero;
+      b = b < last_bin ? b : last_bin;
+      const LaneBins bin = __builtin_convertvector(b, LaneBins);
+      std::memcpy(scratch + j + q * kQuad, &bin, sizeof bin);
+    }
   double sum[kLanes], low[kLanes];
   std::int64_t up[kLanes], down[kLanes];
-  std::memcpy(sum, &cosine, sizeof sum);
-  std::memcpy(low, &least, sizeof low);
-  std::memcpy(up, &aligned, sizeof up);
-  std::memcpy(down, &antipodal, sizeof down);
+  std::memcpy(sum, cosine, sizeof sum);
+  std::memcpy(low, least, sizeof low);
+  std::memcpy(up, aligned, sizeof up);
+  std::memcpy(down, antipodal, sizeof down);
   for (int k = 0; j < n; ++j, ++k) {  // the tail, lane by lane
     const double x = c[j];
     sum[k] += x;
@@ -141,6 +146,11 @@ TOKDYN_VECTOR_CLONES void weighted_pair_row(const double* c, const double* h, in
 TOKDYN_VECTOR_CLONES void pair_row_weights(const double* c, const double* h, int n, double beta, double h_row,
                                            double* weights) {
   pair_row<true, false>(c, h, n, beta, h_row, 1, 0.0, nullptr, nullptr, weights);
+}
+
+TOKDYN_VECTOR_CLONES void pair_row_weights(const float* g, const float* h, int n, float beta, float h_row,
+                                           float* weights) {
+  for (int j = 0; j < n; ++j) weights[j] = exp_nonpositive_float((beta * g[j] - h_row) - h[j]);
 }
 
 TOKDYN_VECTOR_CLONES PairRowStatistics pair_row_weights_statistics(const double* c, const double* h, int n,

@@ -44,3 +44,21 @@ TEST(FastExp, Expm1WithinThreeUlpOfStdExpm1) {
   EXPECT_EQ(expm1_nonpositive(-std::numeric_limits<double>::infinity()), -1.0);
   EXPECT_TRUE(std::isnan(expm1_nonpositive(std::numeric_limits<double>::quiet_NaN())));
 }
+
+TEST(FastExp, FloatWithinTwoUlpOfStdExp) {
+  // Against std::exp in double rounded to float: the float32 tiles' pair weights.
+  const RandomStream s(9, Purpose::test);
+  double worst = 0;
+  for (int i = 0; i < 200000; ++i) {
+    const double u = s.uniform4(0, i, 0)[0];
+    const float x = static_cast<float>(i % 2 == 0 ? -87.0 * u * u : -1e-6 * u);  // the axis; near 0
+    const float e = static_cast<float>(std::exp(static_cast<double>(x))), f = exp_nonpositive_float(x);
+    const double ulp = std::nextafter(e, INFINITY) - e;
+    worst = std::max(worst, std::abs(static_cast<double>(f) - e) / ulp);
+  }
+  EXPECT_LE(worst, 2.0);
+  EXPECT_EQ(exp_nonpositive_float(0.0f), 1.0f);
+  EXPECT_EQ(exp_nonpositive_float(-88.0f), 0.0f);
+  EXPECT_EQ(exp_nonpositive_float(-std::numeric_limits<float>::infinity()), 0.0f);
+  EXPECT_TRUE(std::isnan(exp_nonpositive_float(std::numeric_limits<float>::quiet_NaN())));
+}

@@ -58,7 +58,7 @@ class RingAttention : public AttentionStyle {
   std::optional<HalfRing> half_;
   std::vector<double> packed_, rows_acc_, home_acc_;
   std::vector<double> gram_, weights_;  // [tile, tile]
-  std::vector<float> x32_, uv32_, block32_, block_uv32_, tile32_, sums32_;  // float32 tiles' copies
+  std::vector<float> x32_, h32_, uv32_, block32_, block_h32_, block_uv32_, tile32_, sums32_;  // float32 tiles' copies
   bool took_symmetric_ = false;
 };
 

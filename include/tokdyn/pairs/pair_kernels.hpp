@@ -48,6 +48,9 @@ void weighted_pair_row(const double* c, const double* h, int n, double beta, dou
 // formed as 1 + expm1 of the same argument (so E_beta's term comes free): weights only, or weights and the
 // statistics of pair_row_statistics, the same bits either way.
 void pair_row_weights(const double* c, const double* h, int n, double beta, double h_row, double* weights);
+// The same weights in float, the half ring's float32 tiles: w_j = e^{(beta g_j - h_row) - h_j} from a float Gram
+// row g by exp_nonpositive_float (no E_beta term: the statistics keep their float64 pass). weights may be g.
+void pair_row_weights(const float* g, const float* h, int n, float beta, float h_row, float* weights);
 PairRowStatistics pair_row_weights_statistics(const double* c, const double* h, int n, double beta, double h_row,
                                               int bins, double cluster_cosine, std::int64_t* counts, int* scratch,
                                               double* weights);

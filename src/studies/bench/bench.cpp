@@ -38,7 +38,7 @@ DeckSchema bench_schema() {
   s.add_real("bench.tolerance", 1e-12, "harmonic styles: the series' truncation tolerance (attention.tolerance)",
              1e-16, 0.5);
   s.add_choice("bench.precision", "float64", {"float64", "float32"},
-               "attention: the exact styles' tile products (attention.precision; float32 takes the general ring)");
+               "attention: the exact styles' tile products (attention.precision)");
   s.add_int("bench.features", 1024, "random-features styles: the number of features (attention.features)", 2, 1 << 24);
   s.add_int("bench.check_rows", 64,
             "attention: rows compared with the exact sums (O(rows N d), after the timing); 0: no check", 0, 1 << 20);
