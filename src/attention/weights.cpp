@@ -61,6 +61,10 @@ AttentionWeights make_attention_weights(const AttentionWeightSpec& spec, int d, 
   AttentionWeights w;
   w.d = d;
   w.beta = spec.beta;
+  if (spec.heads < 1 || d % spec.heads != 0)
+    throw InputError("deck key 'attention.heads' = '" + std::to_string(spec.heads) + "': does not divide model.d = " +
+                     std::to_string(d));
+  w.heads = spec.heads;
   std::vector<double>* targets[] = {&w.query, &w.key, &w.value};
   for (int t = 0; t < 3; ++t) {
     const AttentionWeightSpec::Matrix& spec_m = spec.matrices[t];
@@ -94,6 +98,7 @@ std::unique_ptr<Attention> make_attention(const AttentionSpec& spec, MPI_Comm co
   context.tolerance = spec.tolerance;
   context.features = spec.features;
   context.single_tiles = spec.single_tiles;
+  context.causal = spec.causal;
   context.seed = spec.weights.seed;
   return attention_styles().make(style.empty() ? spec.style : style, context);
 }

@@ -21,7 +21,7 @@ void StepStatistics::own_pass(const double* x) {
 
 PairStatistics Dynamics::step(std::int64_t layer, double* x, PairStatisticsPass& statistics) {
   StepStatistics s(statistics);
-  if (!attention()) s.own_pass(x);
+  if (!attention()) s.own_pass(directions(x));
   advance(layer, x, &s);
   // A tokdyn bug: a step with attention that did not hand its first pass to s.
   if (!s.formed()) throw std::logic_error("a step with attention formed no statistics of its tokens");

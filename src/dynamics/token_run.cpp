@@ -121,7 +121,7 @@ std::string TokenRun::observe(std::int64_t layer, RunFile& file) {
     // After the last layer there is no step to share a pass with: the statistics' own pass.
     PhaseScope timed(Phase::diagnostics);
     std::optional<PairStatistics> series = series_energy();
-    const std::string p = write(record(layer, statistics_.compute(x_.data()), series), file);
+    const std::string p = write(record(layer, statistics_.compute(dynamics_.directions(x_.data())), series), file);
     if (problem.empty()) problem = p;
   }
   const bool snap = cadence_.snapshot_every > 0 ? layer % cadence_.snapshot_every == 0 : layer == 0;
@@ -135,10 +135,11 @@ std::optional<PairStatistics> TokenRun::series_energy() const {
   const PairsMode mode = statistics_.sampling().mode;
   if (mode == PairsMode::exact || (d_ != 2 && d_ != 3)) return std::nullopt;
   PhaseScope timed(Phase::diagnostics);
+  const double* x = dynamics_.directions(x_.data());
   double worst = 0, all = 0;
   for (std::size_t i = 0; i < x_.size(); i += d_) {
     double r2 = 0;
-    for (int a = 0; a < d_; ++a) r2 += x_[i + a] * x_[i + a];
+    for (int a = 0; a < d_; ++a) r2 += x[i + a] * x[i + a];
     worst = std::max(worst, std::abs(r2 - 1));
   }
   TOKDYN_MPI_CHECK(MPI_Allreduce(&worst, &all, 1, MPI_DOUBLE, MPI_MAX, comm_.get()));
@@ -146,11 +147,11 @@ std::optional<PairStatistics> TokenRun::series_energy() const {
   const std::int64_t n = partition_.count(comm_.rank());
   PairStatistics s;
   if (d_ == 2) {
-    const CircleStatistics c = circle_statistics(comm_.get(), n, x_.data(), nullptr, beta_);
+    const CircleStatistics c = circle_statistics(comm_.get(), n, x, nullptr, beta_);
     s.energy = c.energy;
     s.energy_stderr = (c.terms + 1) * 2.2e-16 * std::exp(beta_);  // the series' error bound, not a sample's
   } else {
-    const SphereStatistics c = sphere_statistics(comm_.get(), n, x_.data(), beta_);
+    const SphereStatistics c = sphere_statistics(comm_.get(), n, x, beta_);
     s.energy = c.energy;
     s.energy_stderr = c.error_bound;
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "tokdyn/core/errors/error.hpp"
 #include "tokdyn/dynamics/transformer.hpp"
 #include "tokdyn/run/keys.hpp"
 #include "tokdyn/studies/keys.hpp"
@@ -19,6 +20,7 @@ DeckSchema token_schema() {
   add_model_keys(s);
   add_token_keys(s);
   add_attention_keys(s);
+  add_attention_layout_keys(s);
   return s;
 }
 
@@ -82,12 +84,25 @@ RunState& TokenStudy::setup() {
 
 DeckSchema TransformerStudy::schema() {
   DeckSchema s = token_schema();
+  s.add_choice("model.norm", "post", {"post", "pre", "peri", "ngpt"},
+               "normalisation of each sub-step x <- x + h F(x): post LN(x + h F(x)); pre x + h F(LN(x)) (tokens leave "
+               "the sphere; the diagnostics see their directions); peri x + h LN(F(LN(x))); ngpt LN(x + h alpha * "
+               "(LN(F(x)) - x)) (doc/science.md section 1.3)");
+  s.add_text("model.ngpt_alpha", "1",
+             "norm = ngpt: the step sizes alpha, one value for every coordinate or d values (comma-separated, >= 0)");
   add_mlp_keys(s);
   return s;
 }
 
 TransformerStudy::TransformerStudy(const Comm& comm, const Deck& deck)
-    : TokenStudy(comm, deck), mlp_on_(deck.get_bool("mlp.enabled")), mlp_(mlp_params_from_deck(deck)) {}
+    : TokenStudy(comm, deck), mlp_on_(deck.get_bool("mlp.enabled")), mlp_(mlp_params_from_deck(deck)),
+      norm_(deck.get_text("model.norm")) {
+  ngpt_alpha_ = parse_real_list("model.ngpt_alpha", deck.get_text("model.ngpt_alpha"));
+  if (ngpt_alpha_.size() == 1) ngpt_alpha_.assign(d_, ngpt_alpha_[0]);
+  if (static_cast<int>(ngpt_alpha_.size()) != d_)
+    throw InputError("deck key 'model.ngpt_alpha' = '" + deck.get_text("model.ngpt_alpha") + "': one value or d = " +
+                     std::to_string(d_) + " values, not " + std::to_string(ngpt_alpha_.size()));
+}
 
 MemoryEstimate TransformerStudy::memory() const {
   MemoryEstimate memory = token_memory();
@@ -102,6 +117,8 @@ std::unique_ptr<Dynamics> TransformerStudy::dynamics() {
   p.layers = layers_;
   p.horizon = horizon_;
   p.factor = attention_.factor;
+  p.norm = norm_;
+  p.ngpt_alpha = ngpt_alpha_;
   std::optional<RandomMlp> mlp;
   if (mlp_on_) mlp.emplace(mlp_, d_);
   return std::make_unique<Transformer>(p, partition_.count(comm_.rank()),
@@ -112,7 +129,7 @@ std::string TransformerStudy::banner() const {
   char line[256];
   std::snprintf(line, sizeof line, "tokdyn transformer: N = %lld, d = %d, L = %lld, T = %g", static_cast<long long>(n_),
                 d_, static_cast<long long>(layers_), horizon_);
-  return line;
+  return norm_ == "post" ? std::string(line) : std::string(line) + ", " + norm_ + "-LN";
 }
 
 std::string TransformerStudy::plan() const {

@@ -129,6 +129,7 @@ struct AttentionWeightSpec {
   std::string file;
   double beta = 1;
   std::uint64_t seed = 7;
+  int heads = 1;  // H heads of d/H rows of Q, K, V each (attention.heads)
 };
 AttentionWeights make_attention_weights(const AttentionWeightSpec& spec, int d, MPI_Comm comm);
 // Whether the exact ring styles may take the half ring for these weights (Q, K identities times scales with
@@ -145,6 +146,7 @@ struct AttentionSpec {
   double tolerance = 1e-12;  // series styles' truncation (AttentionContext::tolerance)
   int features = 1024;       // random-feature styles' M (their seed is weights.seed)
   bool single_tiles = false;  // attention.precision = float32 (AttentionContext::single_tiles)
+  bool causal = false;        // attention.causal (AttentionContext::causal)
   bool on() const { return enabled && factor != 0; }
   double step_factor() const { return enabled ? factor : 0.0; }
 };

@@ -43,6 +43,10 @@ class Dynamics {
   virtual std::string work_unit() const = 0;
   // The attention the step applies first to the tokens it is given (null: none).
   virtual Attention* attention() const { return nullptr; }
+  // What the diagnostics observe of this rank's tokens x: x itself, or their directions x_i / |x_i| when the
+  // dynamics lets tokens leave the sphere (the transformer's pre and peri norms; a buffer of the dynamics, valid
+  // until its next call or step).
+  virtual const double* directions(const double* x) { return x; }
 
  protected:
   // The step. One with attention hands its first attention of x to statistics->attention when statistics is

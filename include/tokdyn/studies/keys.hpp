@@ -47,6 +47,8 @@ TokenSource token_source_from_deck(const Deck& deck);
 // is also the beta of the interaction energy every command with these keys records, so it stops at
 // max_energy_beta() (pairs/energy.hpp).
 void add_attention_keys(DeckSchema& schema);
+// [attention] heads and causal: the token models' (transformer, sde) multi-head and causal attention.
+void add_attention_layout_keys(DeckSchema& schema);
 AttentionSpec attention_spec_from_deck(const Deck& deck);
 AttentionWeights attention_weights_from_deck(const Deck& deck, int d, MPI_Comm comm);
 std::unique_ptr<Attention> attention_from_deck(const Deck& deck, MPI_Comm comm, const Partition& partition, int d,

@@ -62,6 +62,8 @@ class TransformerStudy : public TokenStudy {
   std::unique_ptr<Dynamics> dynamics() override;
   bool mlp_on_;
   MlpParams mlp_;
+  std::string norm_;                // model.norm
+  std::vector<double> ngpt_alpha_;  // [d]
 };
 
 class SdeStudy : public TokenStudy {

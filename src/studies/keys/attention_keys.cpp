@@ -28,6 +28,13 @@ void add_attention_keys(DeckSchema& s) {
   attention_styles().declare_keys(s);
 }
 
+void add_attention_layout_keys(DeckSchema& s) {
+  s.add_int("attention.heads", 1,
+            "heads H: head h takes rows [h d/H, (h+1) d/H) of Q, K and V, its outputs side by side (H divides d; the "
+            "ring styles)", 1, 1 << 20);
+  s.add_bool("attention.causal", false, "token i attends to tokens j <= i only, by global index (the ring styles)");
+}
+
 AttentionSpec attention_spec_from_deck(const Deck& deck) {
   AttentionSpec a;
   a.enabled = deck.get_bool("attention.enabled");
@@ -37,6 +44,8 @@ AttentionSpec attention_spec_from_deck(const Deck& deck) {
   w.beta = deck.get_real("attention.beta");
   w.seed = static_cast<std::uint64_t>(deck.get_int("attention.seed"));
   w.file = deck.get_text("attention.weights_file");
+  if (deck.has("attention.heads")) w.heads = static_cast<int>(deck.get_int("attention.heads"));
+  if (deck.has("attention.causal")) a.causal = deck.get_bool("attention.causal");
   attention_styles().read_keys(deck, a);
   for (int t = 0; t < 3; ++t) {
     const std::string k = kAttentionMatrixKeys[t];
