@@ -11,6 +11,7 @@ DIR: run files (*.h5, and unfinished *.h5.part) of any mix of commands. A sectio
     spectrum           spectrum.py's figure; |lambda_1|, gap, converged pairs, largest residual
     power              power.py's figure; the fitted error ratio next to the closed form, the final state
     synchronize        synchronization.py's figure; the decay rate of E[E_beta] against the bound lambdabar'
+    phase              phase.py's diagrams and cuts; per cut time, the smallest beta whose density at zero passes 1/2
     lyapunov           the measured slopes of E log|X-Y|, Var log|X-Y|, log E|X-Y|^2 against lambda_1,
                        kappa(1) + kappa'(1), lambdabar (no script draws a lyapunov file: numbers only)
     markov             focus_dilution.py's stage and PCA figures; the onsets, t_I against its prediction
@@ -65,6 +66,7 @@ import convergence  # noqa: E402
 import focus_dilution  # noqa: E402
 import lens  # noqa: E402
 import paper_figures  # noqa: E402
+import phase  # noqa: E402
 import plot_meanfield  # noqa: E402
 import plot_run  # noqa: E402
 import power  # noqa: E402
@@ -215,6 +217,22 @@ def synchronize_section(path, allow_partial):
                    [r["notes"]] if r["notes"] else [])
 
 
+def phase_section(path, allow_partial):
+    r = phase.read_result(path, allow_partial)
+    records = phase.cut_records(r, None)
+    order = np.argsort(r["beta"])
+    beta = r["beta"][order]
+    rows = []
+    for k in records:
+        d = r["density"][k][order]
+        b = phase.first_above(beta, d)
+        rows.append(row(f"t = {r['time'][k]:.4g}: density at zero, beta {beta[0]:.4g} / {beta[-1]:.4g}",
+                        f"{d[0]:.4f} / {d[-1]:.4f}",
+                        f"above 1/2 from beta = {b:.4g}" if b is not None else "nowhere above 1/2"))
+    return section(os.path.basename(path), "phase", r["status"], r["parameters"], "phase", deck_text(path), [path],
+                   [("phase.py", figure_data(phase.make_figure(r, records), r["status"]))], rows)
+
+
 # The measured slopes of a lyapunov file next to what they predict (src/studies/lyapunov_study.cpp).
 LYAPUNOV = (("slope_mean_log", "E log|X-Y|", "lambda1", "lambda_1"),
             ("slope_var_log", "Var log|X-Y|", "var_rate", "kappa(1) + kappa'(1)"),
@@ -263,7 +281,7 @@ def markov_section(path, allow_partial):
 
 SINGLE = {"transformer": steps_section, "sde": steps_section, "meanfield": meanfield_section,
           "spectrum": spectrum_section, "power": power_section, "synchronize": synchronize_section,
-          "lyapunov": lyapunov_section, "markov": markov_section}
+          "lyapunov": lyapunov_section, "markov": markov_section, "phase": phase_section}
 
 
 # ------------------------------------------------------------------------------- groups of files
@@ -409,8 +427,8 @@ def paper_sections(directory, usable, allow_partial):
 
 # The page's order: a section per file of these commands (SINGLE) or per group (GROUP), each command's files
 # followed by the figures made of several of them (EXTRA).
-ORDER = ("transformer", "sde", "meanfield", "synchronize", "lyapunov", "converge", "spectrum", "power", "markov",
-         "train", "lens")
+ORDER = ("transformer", "sde", "meanfield", "synchronize", "phase", "lyapunov", "converge", "spectrum", "power",
+         "markov", "train", "lens")
 GROUP = {"converge": converge_sections, "train": train_sections, "lens": lens_sections}
 EXTRA = {"transformer": paper_sections, "markov": markov_sweep_sections}
 

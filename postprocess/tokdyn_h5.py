@@ -313,6 +313,9 @@ _WEIGHTS = (("weights.format", "weights"), ("weights.file", "file", _weights_are
             ("synthetic.lambda1", "lambda_1(F)", _weights_are("synthetic")),
             ("synthetic.gap", "gap(F)", _weights_are("synthetic")))
 TITLE_KEYS = {
+    "phase": (("model.N", "n"), ("model.d", "d"), ("model.T", "T"), ("phase.systems", "systems per beta"),
+              ("phase.attention", "attention"), ("phase.step", "step"), ("phase.bilinear", "B"), ("phase.value", "V"),
+              ("phase.scope", "drawn per"), ("run.seed", "seed")),
     "transformer": _MODEL + _ATTENTION + _KERNEL + (("run.seed", "seed"),),
     "sde": _MODEL[:2] + (("model.L", "steps"), ("model.T", "T")) + _ATTENTION + _KERNEL
            + (("noise.field", "noise"), ("sde.scheme", "scheme"), ("run.seed", "seed")),

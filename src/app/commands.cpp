@@ -6,6 +6,7 @@
 #include "tokdyn/studies/lyapunov_study.hpp"
 #include "tokdyn/studies/markov_study.hpp"
 #include "tokdyn/studies/meanfield_study.hpp"
+#include "tokdyn/studies/phase_study.hpp"
 #include "tokdyn/studies/power_study.hpp"
 #include "tokdyn/studies/spectrum_study.hpp"
 #include "tokdyn/studies/synchronize_study.hpp"
@@ -29,6 +30,8 @@ const std::vector<Command>& commands() {
           {"dmda"}),
       study_command<SynchronizeStudy>("synchronize",
           "synchronization by noise (Thm 1.4) over replicas: E[E_beta(t)] against its bound, clusters"),
+      study_command<PhaseStudy>("phase",
+          "phase diagrams over (beta, t) of many independent attention systems: density at zero, clusters, span"),
       {"weights", "checks model weights (safetensors, HDF5, synthetic) and converts them to tokdyn's HDF5 layout",
        weights_schema, run_weights, Outputs::once},
       study_command<SpectrumStudy>("spectrum",

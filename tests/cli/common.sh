@@ -44,6 +44,7 @@ deck_test_size() {
   case "$1" in
     converge) extra=(--converge.levels=2 --converge.replicas=2 --model.N=16 --meanfield.points=1024) ;;
     lyapunov) extra=(--lyapunov.replicas=100) ;;
+    phase) extra=(--phase.systems=4 --phase.betas=3 --phase.records=5 --model.T=1) ;;
     synchronize) extra=(--synchronize.replicas=2 --model.N=16 --mlp.width=64 --model.L=100 --run.progress_interval=1000) ;;
     transformer) extra=(--model.L=40 --run.progress_interval=1000) ;;
     sde) extra=(--run.progress_interval=1000) ;;

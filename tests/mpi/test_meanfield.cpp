@@ -25,7 +25,8 @@ Deck circle_deck(std::vector<std::string> overrides) {
   std::vector<std::string> all = {"--model.d=2", "--attention.beta=1", "--noise.field=fourier",
                                   "--meanfield.density=cosine", "--meanfield.amplitude=0.5"};
   all.insert(all.end(), overrides.begin(), overrides.end());
-  return Deck::parse(MeanFieldStudy::schema(), "", all);
+  static const DeckSchema schema = MeanFieldStudy::schema();  // a Deck keeps a pointer to its schema
+  return Deck::parse(schema, "", all);
 }
 
 std::unique_ptr<MeanFieldSolver> solve(const Deck& deck, MPI_Comm comm) {

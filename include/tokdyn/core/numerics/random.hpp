@@ -41,6 +41,9 @@ enum class Purpose : std::uint64_t {
   pair_sample = 28,            // the tokens of the sampled pair statistics (by global token index)
   attention_features = 29,     // the random features of the random-features attention (by feature index)
   singular_start = 30,         // the start vector of the Lanczos top singular triplet of markov's G
+  phase_tokens = 31,           // tokdyn phase: the initial tokens (by system, token)
+  phase_bilinear = 32,         // tokdyn phase: the bilinear forms B = K^T Q (by draw, scope and row)
+  phase_value = 33,            // tokdyn phase: the value matrices V (by draw, scope and row)
   test = 1000,      // reserved for tests
 };
 

@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""Plot a `tokdyn phase` result file: phase diagrams over (beta, t) (doc/science.md section 6.7).
+
+Usage:
+    phase.py RESULT.h5 [-o OUT.png] [--cuts T1,T2,...] [--allow-partial]
+
+Panels:
+    (a) the density at zero (the fraction of token pairs i != j above the run's density cosine, averaged over
+        the systems) over t (x axis) and beta (y axis), on a logarithmic colour scale as the published diagrams
+        draw it (zeros, below the scale, in its lowest colour);
+    (b) the median number of clusters over the systems, same axes;
+    (c) cuts of (a) at fixed times (default: a quarter, half and all of T, at the nearest records) against beta,
+        each with its 95% band (mean +- 1.96 standard errors over the systems);
+    (d) the mean dimension of the tokens' span against beta at the same times.
+The title names the run's parameters. The density at zero at the cut times is printed on stdout (a line per
+cut: beta where it first exceeds 1/2, its value at the smallest and largest beta), then the path written
+(default: RESULT with .h5 -> .png).
+
+Errors (missing file, not HDF5, not a phase result, missing or mis-shaped datasets, a cut outside [0, T], a
+result whose status is not complete without --allow-partial) end with a one-line message "phase.py: error: ..."
+on stderr and exit status 2. With --allow-partial an unfinished run is drawn up to its last record, marked
+"partial (status: X)".
+"""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tokdyn_h5 import require_modules  # noqa: E402
+
+require_modules("phase.py")  # one line naming what is missing, before numpy, h5py and matplotlib load
+
+import numpy as np  # noqa: E402
+from tokdyn_h5 import (ALLOW_PARTIAL, check_shapes, cli_main, open_run, read_datasets, run_parameters,  # noqa: E402
+                       save_figure, set_title, study_group)
+
+import matplotlib  # noqa: E402
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.colors import LogNorm  # noqa: E402
+
+PROG = "phase.py"
+DATASETS = ("beta", "time", "density", "density_stderr", "clusters_median", "clusters_mean", "span_dimension",
+            "energy", "energy_stderr")
+SHAPES = {"beta": ("betas",), "time": ("records",), "density": ("records", "betas"),
+          "density_stderr": ("records", "betas"), "clusters_median": ("records", "betas"),
+          "clusters_mean": ("records", "betas"), "span_dimension": ("records", "betas"),
+          "energy": ("records", "betas"), "energy_stderr": ("records", "betas")}
+Z95 = 1.96
+
+
+class ResultError(Exception):
+    """A file that cannot be read or is not a phase result."""
+
+
+def read_result(path, allow_partial=False):
+    """Return a dict of the /phase datasets of a phase result."""
+    h5, status = open_run(path, ResultError, allow_partial, "phase")
+    with h5:
+        g = study_group(h5, path, "phase", "phase", ResultError)
+        out = {"path": path, "status": status, "parameters": run_parameters(h5, path, ResultError)}
+        out.update(read_datasets(g, path, DATASETS, ResultError, np.float64))
+    check_shapes(path, out, SHAPES, ResultError, "/phase/")
+    if not np.all(np.isfinite(out["beta"])) or not np.all(np.diff(out["time"]) > 0):
+        raise ResultError(f"{path}: /phase/beta must be finite and /phase/time increasing")
+    return out
+
+
+def default_output(path):
+    """RESULT.h5 -> RESULT.png."""
+    return path[:-3] + ".png" if path.endswith(".h5") else path + ".png"
+
+
+def cut_records(r, cuts):
+    """The record indices nearest to the cut times (default: T/4, T/2, T)."""
+    t = r["time"]
+    T = float(r["parameters"].get("model.T", t[-1]))
+    times = [T / 4, T / 2, T] if cuts is None else cuts
+    for c in times:
+        if not 0 <= c <= T:
+            raise ResultError(f"cut time {c:g} outside [0, T = {T:g}]")
+    return sorted({int(np.argmin(np.abs(t - c))) for c in times})
+
+
+def edges(values):
+    """Cell edges around sorted centres (pcolormesh), half a spacing beyond the ends."""
+    v = np.asarray(values, dtype=float)
+    if v.size == 1:
+        return np.array([v[0] - 0.5, v[0] + 0.5])
+    mid = 0.5 * (v[1:] + v[:-1])
+    return np.concatenate([[2 * v[0] - mid[0]], mid, [2 * v[-1] - mid[-1]]])
+
+
+def first_above(beta, values, level=0.5):
+    """The smallest beta whose value exceeds level, or None."""
+    above = np.nonzero(values > level)[0]
+    return beta[above[0]] if above.size else None
+
+
+def make_figure(r, records):
+    beta, t = r["beta"], r["time"]
+    order = np.argsort(beta)
+    beta = beta[order]
+    dens, se = r["density"][:, order], r["density_stderr"][:, order]
+    clusters, span = r["clusters_median"][:, order], r["span_dimension"][:, order]
+    fig, axes = plt.subplots(2, 2, figsize=(12, 9))
+    (ax, bx), (cx, dx) = axes
+    positive = dens[dens > 0]
+    low = positive.min() if positive.size else 1e-4
+    norm = LogNorm(vmin=low, vmax=max(1.0, low * 10))
+    mesh = ax.pcolormesh(edges(t), edges(beta), np.where(dens > 0, dens, low).T, norm=norm, cmap="RdBu_r",
+                         shading="flat", rasterized=True)
+    fig.colorbar(mesh, ax=ax, label="density at zero (log scale)")
+    ax.set_title("density at zero: pairs i != j with cosine above the threshold", fontsize=10)
+    mesh = bx.pcolormesh(edges(t), edges(beta), clusters.T, cmap="viridis", shading="flat", rasterized=True)
+    fig.colorbar(mesh, ax=bx, label="median number of clusters")
+    bx.set_title("median number of clusters over the systems", fontsize=10)
+    for a in (ax, bx):
+        a.set_xlabel("time t")
+        a.set_ylabel(r"$\beta$")
+    colours = plt.cm.plasma(np.linspace(0.1, 0.85, len(records)))
+    for k, colour in zip(records, colours):
+        cx.fill_between(beta, np.clip(dens[k] - Z95 * se[k], 0, 1), np.clip(dens[k] + Z95 * se[k], 0, 1),
+                        color=colour, alpha=0.25)
+        cx.plot(beta, dens[k], color=colour, marker=".", label=f"t = {t[k]:.3g}")
+        dx.plot(beta, span[k], color=colour, marker=".", label=f"t = {t[k]:.3g}")
+    cx.set_xlabel(r"$\beta$")
+    cx.set_ylabel("density at zero")
+    cx.set_ylim(-0.02, 1.02)
+    cx.set_title("cuts at fixed t, with 95% bands over the systems", fontsize=10)
+    cx.legend(fontsize=8, loc="best")
+    dx.set_xlabel(r"$\beta$")
+    dx.set_ylabel("mean dimension of the span")
+    dx.set_title("dimension of the tokens' span", fontsize=10)
+    dx.legend(fontsize=8, loc="best")
+    set_title(fig, "phase", r["parameters"], os.path.basename(r["path"]), r["status"])
+    fig.tight_layout(rect=(0, 0, 1, 0.95))
+    return fig
+
+
+def summarize(result, output, cuts=None, allow_partial=False):
+    """Read the result, print the cuts, write the figure; return [the path written]."""
+    r = read_result(result, allow_partial)
+    records = cut_records(r, cuts)
+    beta = r["beta"]
+    order = np.argsort(beta)
+    for k in records:
+        d = r["density"][k][order]
+        b = first_above(beta[order], d)
+        where = f"first above 1/2 at beta = {b:.4g}" if b is not None else "nowhere above 1/2"
+        print(f"t = {r['time'][k]:.4g}: density at zero {d[0]:.4f} at beta = {beta[order][0]:.4g}, "
+              f"{d[-1]:.4f} at beta = {beta[order][-1]:.4g}; {where}")
+    out = output or default_output(result)
+    save_figure(make_figure(r, records), out, r["status"], dpi=110)
+    return [out]
+
+
+def parse_cuts(text):
+    if text is None:
+        return None
+    try:
+        return [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise ResultError(f"--cuts '{text}': a comma-separated list of times") from None
+
+
+ARGUMENTS = ((("result",), {}),
+             (("-o", "--output"), {"help": "PNG to write (default: RESULT with .h5 -> .png)"}),
+             (("--cuts",), {"help": "times of the cuts, comma-separated (default: T/4, T/2, T)"}),
+             ALLOW_PARTIAL)
+
+
+def main(argv=None):
+    return cli_main(PROG, __doc__, ResultError, ARGUMENTS,
+                    lambda a: summarize(a.result, a.output, parse_cuts(a.cuts), a.allow_partial), argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
