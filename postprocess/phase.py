@@ -120,11 +120,16 @@ def make_figure(r, records):
         a.set_xlabel("time t")
         a.set_ylabel(r"$\beta$")
     colours = plt.cm.plasma(np.linspace(0.1, 0.85, len(records)))
-    for k, colour in zip(records, colours):
+    # Markers and dashes of their own: cuts with equal values (a settled system) stay visible on each other.
+    styles = [("o", "-"), ("s", "--"), ("^", ":"), ("D", "-."), ("v", "-")]
+    for i, (k, colour) in enumerate(zip(records, colours)):
+        marker, dash = styles[i % len(styles)]
         cx.fill_between(beta, np.clip(dens[k] - Z95 * se[k], 0, 1), np.clip(dens[k] + Z95 * se[k], 0, 1),
                         color=colour, alpha=0.25)
-        cx.plot(beta, dens[k], color=colour, marker=".", label=f"t = {t[k]:.3g}")
-        dx.plot(beta, span[k], color=colour, marker=".", label=f"t = {t[k]:.3g}")
+        cx.plot(beta, dens[k], color=colour, marker=marker, markersize=4, markerfacecolor="none", linestyle=dash,
+                label=f"t = {t[k]:.3g}")
+        dx.plot(beta, span[k], color=colour, marker=marker, markersize=4, markerfacecolor="none", linestyle=dash,
+                label=f"t = {t[k]:.3g}")
     cx.set_xlabel(r"$\beta$")
     cx.set_ylabel("density at zero")
     cx.set_ylim(-0.02, 1.02)

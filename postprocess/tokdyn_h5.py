@@ -312,10 +312,16 @@ _WEIGHTS = (("weights.format", "weights"), ("weights.file", "file", _weights_are
             ("synthetic.kind", "synthetic", _weights_are("synthetic")), ("synthetic.d", "d", _weights_are("synthetic")),
             ("synthetic.lambda1", "lambda_1(F)", _weights_are("synthetic")),
             ("synthetic.gap", "gap(F)", _weights_are("synthetic")))
+def _random_matrices(params):
+    """A phase run whose B or V is drawn at random (the draw's scope and period then mean something)."""
+    return params.get("phase.bilinear", "identity") != "identity" or params.get("phase.value", "identity") != "identity"
+
+
 TITLE_KEYS = {
     "phase": (("model.N", "n"), ("model.d", "d"), ("model.T", "T"), ("phase.systems", "systems per beta"),
               ("phase.attention", "attention"), ("phase.step", "step"), ("phase.bilinear", "B"), ("phase.value", "V"),
-              ("phase.scope", "drawn per"), ("run.seed", "seed")),
+              ("phase.scope", "drawn per", _random_matrices), ("phase.regen_period", "redrawn every", _random_matrices),
+              ("run.seed", "seed")),
     "transformer": _MODEL + _ATTENTION + _KERNEL + (("run.seed", "seed"),),
     "sde": _MODEL[:2] + (("model.L", "steps"), ("model.T", "T")) + _ATTENTION + _KERNEL
            + (("noise.field", "noise"), ("sde.scheme", "scheme"), ("run.seed", "seed")),
