@@ -95,11 +95,6 @@ double row_weights(const double* y, const double* xt, int d, std::int64_t n, dou
   return shifted_exp_sum(w, static_cast<int>(n), *top);
 }
 
-TOKDYN_VECTOR_CLONES double weighted_sum(const double* w, const double* xa, std::int64_t n) {
-  return lane_sum(static_cast<std::size_t>(n), [w, xa](std::size_t j) { return w[j] * xa[j]; });
-}
-
-
 // sum_j -expm1(beta (c_j - 1)) = sum_j (1 - e^{-beta |x_i - x_j|^2 / 2}) for unit tokens: E_beta's row. In a vector
 // clone, so the exponential's fma is an instruction, not a call into libm.
 TOKDYN_VECTOR_CLONES double row_energy(const double* c, std::int64_t n, double beta) {
@@ -155,7 +150,7 @@ void phase_system_step(const PhaseParams& p, double beta, double h, const double
     const double sum = row_weights(y, xt, d, n, beta, w, &top);
     // SA: sum_j w_j x_j / sum_j w_j; USA: (1/n) sum_j e^{s_j} x_j = (e^top / n) sum_j w_j x_j.
     const double scale = p.softmax ? 1.0 / sum : std::exp(top) / static_cast<double>(n);
-    for (int a = 0; a < d; ++a) z[a] = weighted_sum(w, xt + a * n, n) * scale;
+    for (int a = 0; a < d; ++a) z[a] = dot(w, xt + a * n, 0, static_cast<std::size_t>(n)) * scale;
     for (int a = 0; a < d; ++a) {
       double s = 0;
       if (v)
@@ -200,7 +195,7 @@ SystemStatistics phase_system_statistics(const PhaseParams& p, double beta, cons
   for (std::int64_t i = 0; i < n; ++i) s.clusters += find_root(parent, static_cast<int>(i)) == i;
   // The span of the tokens: the nonzero eigenvalues of X X^T [n, n] are those of X^T X [d, d].
   for (int a = 0; a < d; ++a)
-    for (int b = 0; b < d; ++b) gram[a * d + b] = weighted_sum(xt + a * n, xt + b * n, n);
+    for (int b = 0; b < d; ++b) gram[a * d + b] = dot(xt + a * n, xt + b * n, 0, static_cast<std::size_t>(n));
   symmetric_eigensolve(d, gram, eig, vectors);
   for (int a = 0; a < d; ++a) s.span += eig[a] > p.span_eigenvalue;
   s.energy = std::exp(beta) / (2 * nn * nn) * energy;
