@@ -18,6 +18,7 @@ packages=(
   slurm-wlm munge procps
   fortunes-min
   chromium
+  ffmpeg python3-paraview xvfb  # postprocess/animate.py's MP4s; cli_paraview (ParaView renders in an Xvfb)
 )
 
 SUDO=""

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <numeric>
+#include <optional>
 
 #include "tokdyn/core/errors/error.hpp"
 #include "tokdyn/core/numerics/dot.hpp"
@@ -162,6 +163,16 @@ void phase_system_step(const PhaseParams& p, double beta, double h, const double
   normalize_rows(x, n, d);
 }
 
+void phase_mlp_step(RandomMlp& mlp, std::uint64_t system, std::int64_t layer, double h, double* x, std::int64_t n,
+                    int d, std::vector<double>& g) {
+  g.resize(static_cast<std::size_t>(n) * d);
+  mlp.draw(layer, system);
+  mlp.apply(x, n, g.data());
+  const double scale = std::sqrt(h);  // the noise's sqrt(dt), as in the transformer's layer
+  for (std::size_t k = 0; k < g.size(); ++k) x[k] += scale * g[k];
+  normalize_rows(x, n, d);
+}
+
 SystemStatistics phase_system_statistics(const PhaseParams& p, double beta, const double* x, std::vector<double>& work,
                                          std::vector<int>& parent) {
   const std::int64_t n = p.tokens;
@@ -214,7 +225,7 @@ void PhaseSystems::start() {
   const int d = params_.d;
   for (std::int64_t s = 0; s < count; ++s)
     for (std::int64_t i = 0; i < params_.tokens; ++i)
-      stream.normals(static_cast<std::uint64_t>(first + s), static_cast<std::uint64_t>(i),
+      stream.normals(grid_system(first + s), static_cast<std::uint64_t>(i),
                      x_.data() + (s * params_.tokens + i) * d, d);
   normalize_rows(x_.data(), count * params_.tokens, d);
 }
@@ -222,6 +233,9 @@ void PhaseSystems::start() {
 void PhaseSystems::begin(RunFile& file) {
   RunGroup g = file.group("phase");
   g.write("beta", params_.betas);
+  std::vector<double> index(params_.betas.size());
+  for (std::size_t b = 0; b < index.size(); ++b) index[b] = static_cast<double>(params_.beta_offset) + static_cast<double>(b);
+  g.write("beta_index", index);
   std::vector<double> steps, sizes;
   for (double beta : params_.betas) {
     const std::int64_t m = phase_steps_per_record(params_, beta);
@@ -239,8 +253,8 @@ std::uint64_t PhaseSystems::draw_at(double t) const {
 
 void PhaseSystems::matrices_at(std::int64_t g, std::uint64_t draw, std::vector<double>& b, std::vector<double>& v) const {
   const std::int64_t beta_index = g / params_.systems;
-  const std::uint64_t key = params_.scope == "system" ? static_cast<std::uint64_t>(g)
-                            : params_.scope == "beta" ? static_cast<std::uint64_t>(beta_index)
+  const std::uint64_t key = params_.scope == "system" ? grid_system(g)
+                            : params_.scope == "beta" ? static_cast<std::uint64_t>(params_.beta_offset + beta_index)
                                                       : 0;
   b.resize(static_cast<std::size_t>(params_.d) * params_.d);
   v.resize(b.size());
@@ -252,7 +266,9 @@ std::int64_t PhaseSystems::advance(std::int64_t record) {
   const std::size_t size = static_cast<std::size_t>(params_.tokens) * params_.d;
   const bool identities = params_.bilinear == "identity" && params_.value == "identity";
   const double interval = params_.horizon / static_cast<double>(params_.records);
-  std::vector<double> work, b, v;
+  std::vector<double> work, b, v, noise;
+  std::optional<RandomMlp> mlp;
+  if (params_.mlp) mlp.emplace(params_.mlp_params, params_.d);
   for (std::int64_t s = 0; s < count; ++s) {
     const std::int64_t g = first + s;
     const double beta = params_.betas[g / params_.systems];
@@ -266,6 +282,8 @@ std::int64_t PhaseSystems::advance(std::int64_t record) {
       if (!identities && (!have || draw != drawn)) matrices_at(g, draw, b, v), drawn = draw, have = true;
       phase_system_step(params_, beta, h, identities ? nullptr : b.data(), identities ? nullptr : v.data(),
                         x_.data() + s * size, work);
+      if (mlp) phase_mlp_step(*mlp, grid_system(g), record * m + k + 1, h, x_.data() + s * size, params_.tokens,
+                              params_.d, noise);
     }
   }
   return record + 1;

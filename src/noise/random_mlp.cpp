@@ -26,19 +26,19 @@ RandomMlp::RandomMlp(const MlpParams& params, int d) : params_(params), act_(&ac
   hidden_.resize(static_cast<std::size_t>(kHiddenChunk) * m);
 }
 
-void RandomMlp::draw(std::int64_t layer) {
+void RandomMlp::draw(std::int64_t layer, std::uint64_t system) {
   const std::int64_t m = params_.width;
-  const std::uint64_t step = static_cast<std::uint64_t>(layer);
+  const std::uint64_t step = static_cast<std::uint64_t>(layer), first = system * static_cast<std::uint64_t>(m);
   const RandomStream su(params_.seed, Purpose::mlp_u), sw(params_.seed, Purpose::mlp_w),
       sbu(params_.seed, Purpose::mlp_bias_u), sbw(params_.seed, Purpose::mlp_bias_w);
   std::vector<double> column(d_);
   for (std::int64_t r = 0; r < m; ++r) {
-    su.normals(step, r, u_.data() + r * d_, d_);  // row r of U
-    sw.normals(step, r, column.data(), d_);       // column r of W
+    su.normals(step, first + r, u_.data() + r * d_, d_);  // row r of U
+    sw.normals(step, first + r, column.data(), d_);       // column r of W
     for (int a = 0; a < d_; ++a) w_[a * m + r] = column[a];
-    bias_u_[r] = params_.sigma_u * sbu.normal4(step, r, 0)[0];
+    bias_u_[r] = params_.sigma_u * sbu.normal4(step, first + r, 0)[0];
   }
-  sbw.normals(step, 0, bias_w_.data(), d_);
+  sbw.normals(step, system, bias_w_.data(), d_);
   for (double& b : bias_w_) b *= params_.sigma_w;
 }
 

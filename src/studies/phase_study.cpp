@@ -8,6 +8,7 @@
 #include "tokdyn/io/outputs.hpp"
 #include "tokdyn/io/run_file.hpp"
 #include "tokdyn/run/keys.hpp"
+#include "tokdyn/studies/keys.hpp"
 
 namespace tokdyn {
 namespace {
@@ -16,6 +17,9 @@ namespace {
 constexpr OutputDecl kPhaseOutputs[] = {
     {"phase/beta", OutputType::real, "1", "beta", "The inverse temperatures beta of the diagram (phase.beta_list, or "
                                                   "phase.betas values from phase.beta_min to phase.beta_max)."},
+    {"phase/beta_index", OutputType::real, "1", "beta",
+     "The index of each beta in the grid of phase.betas values (or phase.beta_list): a block's betas (phase.block) "
+     "keep their place in the whole grid, and their draws are keyed by it."},
     {"phase/clusters_mean", OutputType::real, "1", "record, beta",
      "Mean over the systems of the number of clusters: connected components of the graph joining tokens i, j with "
      "<x_i, x_j> > phase.cluster_cosine."},
@@ -52,7 +56,10 @@ DeckSchema PhaseStudy::schema() {
   s.add_real("phase.beta_min", 0.1, "smallest beta of the grid", 0.0, 700.0);
   s.add_real("phase.beta_max", 9.0, "largest beta of the grid", 0.0, 700.0);
   s.add_int("phase.betas", 90, "betas, evenly spaced from beta_min to beta_max (beta_max alone when 1)", 1, 1 << 20);
-  s.add_text("phase.beta_list", "", "comma-separated betas instead of the grid (a Slurm array's block)");
+  s.add_text("phase.beta_list", "", "comma-separated betas instead of the grid");
+  s.add_int("phase.blocks", 1, "split the betas into this many blocks of consecutive betas (a Slurm array)", 1, 1 << 20);
+  s.add_int("phase.block", 0, "the block this run takes, 0 .. phase.blocks - 1: its draws are those of the whole grid",
+            0, 1 << 20);
   s.add_int("phase.records", 100, "record times r T / records, r = 0..records", 1, 1 << 24);
   s.add_real("phase.step", 0.1, "time step (the largest; record intervals take whole steps)", 0.0, 10.0, true);
   s.add_choice("phase.attention", "sa", {"sa", "usa"}, "softmax attention (sa) or normalised by n (usa)");
@@ -68,6 +75,10 @@ DeckSchema PhaseStudy::schema() {
   s.add_real("phase.density_cosine", 0.999, "a pair i != j is at zero distance above this cosine", -1.0, 1.0);
   s.add_real("phase.cluster_cosine", 0.9999, "tokens above this cosine are joined into one cluster", -1.0, 1.0);
   s.add_real("phase.span_eigenvalue", 1e-3, "eigenvalues of X^T X above this count in the span's dimension", 0.0);
+  // The random MLP of section 1.2 after every step, off by default here (the published diagrams have no noise).
+  s.add_bool("mlp.enabled", false, "apply the random-MLP sub-step after each step, an MLP per system and step");
+  s.add_int("mlp.width", 64, "MLP width m", 1, 1 << 24);
+  add_kernel_keys(s);
   return s;
 }
 
@@ -105,6 +116,19 @@ PhaseStudy::PhaseStudy(const Comm& comm, const Deck& deck) : comm_(comm) {
       p.betas.push_back(count == 1 ? hi : lo + (hi - lo) * static_cast<double>(k) / static_cast<double>(count - 1));
   }
   if (p.betas.empty()) throw InputError("deck key 'phase.beta_list': no beta");
+  // A block of consecutive betas: block k of K takes grid indices [k B / K, (k + 1) B / K).
+  const std::int64_t blocks = blocks_ = deck.get_int("phase.blocks"), block = block_ = deck.get_int("phase.block");
+  const std::int64_t all = static_cast<std::int64_t>(p.betas.size());
+  if (blocks > all)
+    throw InputError("deck key 'phase.blocks' = '" + deck.get_text("phase.blocks") + "': more blocks than the " +
+                     std::to_string(all) + " betas");
+  if (block >= blocks)
+    throw InputError("deck key 'phase.block' = '" + deck.get_text("phase.block") + "': blocks are numbered 0 .. " +
+                     std::to_string(blocks - 1) + " (phase.blocks = " + std::to_string(blocks) + ")");
+  p.beta_offset = block * all / blocks;
+  p.betas = std::vector<double>(p.betas.begin() + p.beta_offset, p.betas.begin() + (block + 1) * all / blocks);
+  p.mlp = deck.get_bool("mlp.enabled");
+  p.mlp_params = mlp_params_from_deck(deck);
   // The gathered statistics (4 values a system) are counted in int by MPI.
   if (static_cast<double>(p.betas.size()) * static_cast<double>(p.systems) > 5e8)
     throw InputError("deck key 'phase.systems' = '" + deck.get_text("phase.systems") + "': betas x systems above 5e8");
@@ -117,6 +141,7 @@ MemoryEstimate PhaseStudy::memory() const {
   memory.add("tokens of this rank's systems [systems/P, n, d]", local * n * d);
   memory.add("a system's step and statistics buffers [n, 2d + 2]", n * (2 * d + 2) + 4 * d * d);
   memory.add("every system's statistics, gathered [systems, 4] x 2", 8 * systems);
+  if (params_.mlp) mlp_memory(memory, params_.mlp_params.width, params_.d);
   return memory;
 }
 
@@ -136,7 +161,12 @@ std::string PhaseStudy::banner() const {
                 p.bilinear == "identity" && p.value == "identity" ? ""
                 : p.regen_period > 0 ? (", drawn per " + p.scope + ", again every " + std::to_string(p.regen_period)).c_str()
                                      : (", drawn per " + p.scope).c_str());
-  return line;
+  std::string text = line;
+  if (p.mlp) text += ", random MLP of width " + std::to_string(p.mlp_params.width) + " (" + p.mlp_params.activation + ")";
+  if (blocks_ > 1)
+    text += "; block " + std::to_string(block_) + " of " + std::to_string(blocks_) + ": grid betas " +
+            std::to_string(p.beta_offset) + " .. " + std::to_string(p.beta_offset + static_cast<std::int64_t>(p.betas.size()) - 1);
+  return text;
 }
 
 std::string PhaseStudy::plan() const {

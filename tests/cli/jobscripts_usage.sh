@@ -1,4 +1,4 @@
-# The sweep scripts (jobscripts/sweep.sh, grid-sweep.sh, markov-sweep.sh, train-sweep.sh) refuse a bad
+# The sweep scripts (jobscripts/sweep.sh, grid-sweep.sh, markov-sweep.sh, train-sweep.sh, phase-sweep.sh) refuse a bad
 # command line before they submit anything: one line on stderr, exit 2, no sbatch call. Covered: missing
 # or empty arguments, an empty OUTDIR or one that cannot be made, empty lists and empty list items, a
 # value twice in a list, an argument holding ` -- ` (the words meant to be separate), a second `--`, and
@@ -136,6 +136,14 @@ expect_submitted 2 "^--parsable --array=0-3 .*sweep-depth.sbatch .* --model.N=8$
 # The memory is the job's node's to judge, not the submitting machine's: a limit no run fits is not refused here.
 expect_submitted 2 "^--parsable --array=0-3 .*sweep-depth.sbatch .* --run.max_memory=1KB$" sweep.sh depth "$C" out 2 2 \
   --run.max_memory=1KB
+P=$SRC/input/phase.ini
+expect_usage "BLOCKS must be a positive whole number, not '0'" phase-sweep.sh "$P" out 0
+expect_usage "array task 0 of phase.sbatch would fail: tokdyn: error: deck key 'phase.blocks' = '40': more blocks than the 30 betas" \
+  phase-sweep.sh "$P" out 40
+expect_submitted 2 "^--parsable -p short --array=0-2 .*phase.sbatch .*phase.ini .*/out --phase.blocks=3 --model.N=8$" \
+  phase-sweep.sh "$P" out 3 -p short -- --model.N=8
+grep -q "dependency=afterok:4242 .*phase-merge.sbatch .*/out .*/out/phase$" "$SBATCH_LOG" \
+  || fail "phase-sweep.sh: no merge job after the array: $(cat "$SBATCH_LOG")"
 expect_submitted "$(ls "$SRC"/input/grid-*.ini | wc -l)" "^--parsable --hold --output=.*grid.sbatch .* --model.L=3$" \
   grid-sweep.sh out --hold -- --model.L=3
 echo "jobscripts_usage: all checks passed"

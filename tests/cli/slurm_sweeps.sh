@@ -1,7 +1,8 @@
 # Slurm integration of the convergence sweeps: jobscripts/sweep.sh submits the depth and the width array
 # (one task per level and replica, tiny sizes) and the dependent fit job; the fit files and PNGs must appear.
-# The same for the tokdyn markov sweeps over eps and delta (jobscripts/markov-sweep.sh) and for a tokdyn
-# train sweep over seeds, optimizers and symmetry settings with its summary (jobscripts/train-sweep.sh).
+# The same for the tokdyn markov sweeps over eps and delta (jobscripts/markov-sweep.sh), for a tokdyn
+# train sweep over seeds, optimizers and symmetry settings with its summary (jobscripts/train-sweep.sh) and
+# for a tokdyn phase diagram in blocks of betas with its merge (jobscripts/phase-sweep.sh).
 # The tokens array (propagation of chaos, two ranks a task) joins them once the binary has the tokens
 # study (`tokdyn converge --help` lists converge.N0) and the deck input/converge-tokens.ini exists.
 # Every fit and summary job runs postprocess/ with the interpreter TOKDYN_PYTHON names (a wrapper that
@@ -90,6 +91,11 @@ read -r _ train_sweep _ train_summary < <(bash "$SRC/jobscripts/train-sweep.sh" 
   ecd,adamw symmetric,bq --time=00:20:00 -- "${tiny_train[@]}")
 echo "train: sweep $train_sweep summary $train_summary"
 jobs+=("$train_sweep" "$train_summary")
+# tokdyn phase: 3 betas in 2 blocks (an array of 2) and the merge job (jobscripts/phase-sweep.sh).
+read -r _ phase_sweep _ phase_merge < <(bash "$SRC/jobscripts/phase-sweep.sh" "$SRC/input/phase.ini" phase 2 \
+  --model.N=6 --phase.systems=3 --phase.betas=3 --phase.records=2 --model.T=0.5)
+echo "phase: sweep $phase_sweep merge $phase_merge"
+jobs+=("$phase_sweep" "$phase_merge")
 # grid-sweep.sh: one array a grid deck with the sbatch options (held, so nothing runs) and the overrides.
 mapfile -t grid < <(bash "$SRC/jobscripts/grid-sweep.sh" grid --hold --job-name="tokdyn-grid-$tag" -- --model.L=3)
 grid_ids=(${grid[@]+"${grid[@]##* }"})
@@ -104,7 +110,7 @@ scancel "${grid_ids[@]}"
 echo "grid-sweep.sh: ${#grid_ids[@]} held arrays with the job name and the overrides (cancelled)"
 wait_for "${jobs[@]}"
 # Every fit and summary ran under TOKDYN_PYTHON.
-for script in convergence.py focus_dilution.py training.py; do
+for script in convergence.py focus_dilution.py training.py phase.py; do
   grep -qx "$SRC/postprocess/$script" python-used 2>/dev/null || fail "no $script under TOKDYN_PYTHON: $(cat python-used 2>/dev/null)"
 done
 # The completion log (sacct -c; it filters by -j but not by name or time, and warns about the array fields
@@ -129,6 +135,13 @@ d = json.load(open('train/training.json'))
 assert d['runs'] == 8 and len(d['groups']) == 4 and all(g['seeds'] == [1, 2] for g in d['groups']), d
 print('train summary:', [(g['optimizer'], g['symmetry'], round(g['final_val_loss_ema'], 4)) for g in d['groups']])" \
   || fail "train summary: $(cat train/training.json)"
+# The phase blocks merged: one complete result of the 3 betas in grid order, and its figure.
+[ "$(status_of phase/phase.h5)" = complete ] && [ -s phase/phase.png ] || fail "phase sweep: no merged result ($(cat phase/merge-*.out))"
+"$PYTHON" -c "
+import h5py, numpy as np
+g = h5py.File('phase/phase.h5', 'r')['phase']
+assert list(g['beta_index'][()]) == [0, 1, 2] and g['density'].shape == (3, 3), (g['beta_index'][()], g['density'].shape)" \
+  || fail "phase sweep: the merged result"
 for kind in eps delta; do
   for i in 0 1 2; do
     [ "$(status_of "markov-$kind/$kind-$i.h5")" = complete ] || fail "markov-$kind/$kind-$i.h5 not complete"

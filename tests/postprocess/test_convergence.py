@@ -10,13 +10,13 @@ import csv
 import importlib.util
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import h5py
 import numpy as np
 import pytest
+from conftest import run_in_process
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "postprocess" / "convergence.py"
@@ -115,10 +115,15 @@ def write_split(directory, errors, levels=LEVELS, writer=None, name="r{i:03d}_l{
 
 
 def run_script(*args, cwd=None):
-    """Run convergence.py with /usr/bin/python3 and return the CompletedProcess."""
-    env = dict(os.environ, MPLBACKEND="Agg")
-    return subprocess.run([PYTHON, str(SCRIPT), *map(str, args)], capture_output=True,
-                          text=True, env=env, timeout=300, cwd=cwd)
+    """Run convergence.py's main(args) in this process (conftest.run_in_process: the imports are most of a
+    start-up) in the folder cwd; return the CompletedProcess."""
+    here = os.getcwd()
+    if cwd is not None:
+        os.chdir(cwd)
+    try:
+        return run_in_process(SCRIPT, *args)
+    finally:
+        os.chdir(here)
 
 
 def run_ok(*args, cwd=None):

@@ -46,6 +46,7 @@ INPUT = {
     "training": ("TOKDYN_TRAINDIR", "train-adamw-bq-s1.h5"),
     "lens": ("TOKDYN_LENSFILE", None),
     "paper_figures": ("TOKDYN_GRIDDIR", "grid-d5-bias0-relu-f1.h5"),
+    "animate": ("TOKDYN_RUNFILE", None),
 }
 
 
@@ -75,6 +76,8 @@ def arguments(script, target, tmp_path):
         return ["run", target, "-o", f"{out}.png"]
     if script in ("training", "paper_figures", "report"):
         return [target, "-o", out]
+    if script == "animate":  # a movie: a GIF of small frames
+        return [target, "-o", f"{out}.gif", "--dpi", "40"]
     return [target, "-o", f"{out}.png"]
 
 
@@ -105,7 +108,7 @@ def test_dollar_in_file_name(tmp_path, capsys, script):
     target, _ = copy_input(script, tmp_path, "run$^$x.h5")
     code, err = call(script, arguments(script, target, tmp_path), capsys)
     assert code == 0, err
-    assert list(tmp_path.glob("out*.png"))
+    assert list(tmp_path.glob("out*.gif" if script == "animate" else "out*.png"))
 
 
 def test_dollar_in_file_name_of_report(tmp_path, capsys):
@@ -220,6 +223,7 @@ CASES = [
     ("lens", "lens@baseline", "attribute"),
     ("paper_figures", "diagnostics/energy", "empty"), ("paper_figures", "diagnostics/cosine_bin_edges", "short"),
     ("paper_figures", "diagnostics/layer", "text"),
+    ("animate", "tokens/X", "empty"), ("animate", "tokens/time", "short"), ("animate", "tokens/layer", "text"),
 ]
 
 

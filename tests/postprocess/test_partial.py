@@ -37,12 +37,21 @@ ONE_FILE = {
     "power.py": ("TOKDYN_POWERFILE", None),
     "synchronization.py": ("TOKDYN_SYNCFILE", None),
     "plot_meanfield.py": ("TOKDYN_MEANFIELDDIR", "grid.h5"),
+    "animate.py": ("TOKDYN_RUNFILE", None),
 }
+# animate.py writes a movie: here a GIF of small frames (each carries the mark; a GIF has no Description), and no
+# XDMF (it would go beside the produced input).
+MOVIE = {"animate.py": ("--format", "gif", "--dpi", "60", "--no-xdmf")}
 RED = np.array([0xD6, 0x27, 0x28]) / 255  # matplotlib's tab:red, the mark's box
 
 
 def run(script, *args):
-    return run_in_process(POSTPROCESS / script, *args)
+    return run_in_process(POSTPROCESS / script, *args, *MOVIE.get(script, ()))
+
+
+def picture(tmp_path, script, name):
+    """The figure a one-file script writes for -o: NAME.png, or animate.py's movie NAME.gif."""
+    return tmp_path / f"{name}.{'gif' if script in MOVIE else 'png'}"
 
 
 def produced(variable, name=None):
@@ -72,10 +81,11 @@ def png_description(path):
 
 
 def red_box_pixels(path):
-    """Pixels of the mark's red in the top-left corner of a PNG (where the mark goes)."""
-    import matplotlib.image as mpimg
+    """Pixels of the mark's red in the top-left corner of a PNG, or of a GIF's first frame (where the mark goes)."""
+    from PIL import Image
 
-    img = mpimg.imread(path)[..., :3]
+    with Image.open(path) as image:
+        img = np.asarray(image.convert("RGB"), dtype=float) / 255
     corner = img[:60, : img.shape[1] // 3]
     return int((np.abs(corner - RED).max(axis=2) < 0.06).sum())
 
@@ -89,7 +99,7 @@ def assert_refused(result, script, path, status):
 
 
 def assert_marked(png, status):
-    assert png_description(png) == f"partial (status: {status})"
+    assert Path(png).suffix == ".gif" or png_description(png) == f"partial (status: {status})"
     assert red_box_pixels(png) > 200, "no red 'partial' box in the top-left corner"
 
 
@@ -97,32 +107,33 @@ def assert_marked(png, status):
 @pytest.mark.parametrize("status", INCOMPLETE)
 def test_incomplete_run_is_refused(tmp_path, script, status):
     path = with_status(produced(*ONE_FILE[script]), tmp_path / "run.h5", status)
-    result = run(script, path, "-o", tmp_path / "run.png")
+    result = run(script, path, "-o", picture(tmp_path, script, "run"))
     assert_refused(result, script, path, status)
-    assert not (tmp_path / "run.png").exists()
+    assert not picture(tmp_path, script, "run").exists()
 
 
 @pytest.mark.parametrize("script", ONE_FILE)
 def test_allow_partial_draws_it_marked(tmp_path, script):
     source = produced(*ONE_FILE[script])
-    complete = tmp_path / "complete.png"
+    complete = picture(tmp_path, script, "complete")
     result = run(script, source, "-o", complete)
     assert result.returncode == 0, result.stderr
-    assert png_description(complete) is None and red_box_pixels(complete) < 20
+    assert (script in MOVIE or png_description(complete) is None) and red_box_pixels(complete) < 20
     path = with_status(source, tmp_path / "run.h5", "failed")
-    result = run(script, path, "-o", tmp_path / "run.png", "--allow-partial")
+    result = run(script, path, "-o", picture(tmp_path, script, "run"), "--allow-partial")
     assert result.returncode == 0, result.stderr
-    assert_marked(tmp_path / "run.png", "failed")
+    assert_marked(picture(tmp_path, script, "run"), "failed")
 
 
 @pytest.mark.parametrize("script", ONE_FILE)
 def test_part_file_is_never_complete(tmp_path, script):
     """OUTPUT.part is a run that was never renamed: refused even when its status says complete."""
     path = with_status(produced(*ONE_FILE[script]), tmp_path / "run.h5.part", "complete")
-    assert_refused(run(script, path, "-o", tmp_path / "run.png"), script, path, "complete, but still named .part")
-    result = run(script, path, "-o", tmp_path / "run.png", "--allow-partial")
+    out = picture(tmp_path, script, "run")
+    assert_refused(run(script, path, "-o", out), script, path, "complete, but still named .part")
+    result = run(script, path, "-o", out, "--allow-partial")
     assert result.returncode == 0, result.stderr
-    assert_marked(tmp_path / "run.png", "complete, but still named .part")
+    assert_marked(out, "complete, but still named .part")
 
 
 def test_spectrum_json_and_csv_carry_the_status(tmp_path):

@@ -28,7 +28,7 @@ NEEDS = {
     "synchronization.py": PLOTTING, "phase.py": PLOTTING, "convergence.py": PLOTTING, "paper_figures.py": PLOTTING,
     "focus_dilution.py": PLOTTING + ("scipy",), "training.py": PLOTTING + ("scipy",),
     "report.py": PLOTTING + ("scipy",), "bench_markov.py": ("numpy",), "bench_train.py": ("numpy", "h5py"),
-    "bench_compare.py": ("numpy", "h5py"),
+    "bench_compare.py": ("numpy", "h5py"), "animate.py": ("numpy", "h5py"),  # animate.py: matplotlib for a movie only
 }
 DEBIAN = {"numpy": "python3-numpy", "h5py": "python3-h5py", "matplotlib": "python3-matplotlib",
           "scipy": "python3-scipy"}

@@ -2,6 +2,7 @@
 // a direct count, and the random matrices' structure.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -144,4 +145,50 @@ TEST(Phase, MatricesHaveTheirStructureAndTheUsaStepItsRule) {
   EXPECT_EQ(phase_steps_per_record(p, 4.0), static_cast<std::int64_t>(std::ceil(0.1 / phase_step(p, 4.0))));
   p.softmax = true, p.horizon = 30, p.records = 100;  // interval 0.3 = 3 steps of 0.1, not 4
   EXPECT_EQ(phase_steps_per_record(p, 1.0), 3);
+}
+
+// The random-MLP sub-step against plain loops over the weights drawn from the streams themselves: system k's
+// row r of step l is counter (l, k m + r), its output bias counter (l, k); system 0 is the transformer's MLP.
+TEST(Phase, MlpStepEqualsPlainLoopsWithTheSystemsOwnWeights) {
+  const int n = 7, d = 3, m = 16;
+  MlpParams mp;
+  mp.width = m, mp.activation = "relu", mp.sigma_u = 0.3, mp.sigma_w = 0.2, mp.seed = 11;
+  const std::uint64_t system = 5;
+  const std::int64_t layer = 3;
+  const double h = 0.05;
+  const std::vector<double> x0 = random_tokens(n, d, 4);
+  std::vector<double> x = x0, scratch;
+  RandomMlp mlp(mp, d);
+  phase_mlp_step(mlp, system, layer, h, x.data(), n, d, scratch);
+
+  const RandomStream su(mp.seed, Purpose::mlp_u), sw(mp.seed, Purpose::mlp_w), sbu(mp.seed, Purpose::mlp_bias_u),
+      sbw(mp.seed, Purpose::mlp_bias_w);
+  std::vector<double> bias_w(d);
+  sbw.normals(layer, system, bias_w.data(), d);
+  for (int i = 0; i < n; ++i) {
+    std::vector<double> out(d);
+    for (int a = 0; a < d; ++a) out[a] = mp.sigma_w * bias_w[a];
+    for (int r = 0; r < m; ++r) {
+      std::vector<double> u(d), w(d);
+      su.normals(layer, system * m + r, u.data(), d);
+      sw.normals(layer, system * m + r, w.data(), d);
+      double pre = mp.sigma_u * sbu.normal4(layer, system * m + r, 0)[0];
+      for (int a = 0; a < d; ++a) pre += u[a] * x0[i * d + a] / std::sqrt(double(d));
+      for (int a = 0; a < d; ++a) out[a] += w[a] * std::max(pre, 0.0) / std::sqrt(double(m));
+    }
+    double norm = 0;
+    for (int a = 0; a < d; ++a) out[a] = x0[i * d + a] + std::sqrt(h) * out[a], norm += out[a] * out[a];
+    for (int a = 0; a < d; ++a) EXPECT_NEAR(x[i * d + a], out[a] / std::sqrt(norm), 1e-14) << i << " " << a;
+  }
+  // System 0's MLP is the one of draw(layer) (the transformer's): the same G on the same tokens.
+  std::vector<double> g0(n * d), g1(n * d);
+  mlp.draw(layer, 0);
+  mlp.apply(x0.data(), n, g0.data());
+  RandomMlp single(mp, d);
+  single.draw(layer);
+  single.apply(x0.data(), n, g1.data());
+  EXPECT_EQ(g0, g1);
+  mlp.draw(layer, 1);
+  mlp.apply(x0.data(), n, g1.data());
+  EXPECT_NE(g0, g1);
 }

@@ -2,7 +2,9 @@
 // self-attention dynamics of the phase diagrams of doc/science.md section 6.7 (row vectors, as there):
 //   x_i <- LN( x_i + h (sum_j A_ij x_j) V ),  A_ij = e^{beta x_i B x_j^T} / Z_i,
 // Z_i = sum_k e^{beta x_i B x_k^T} (SA) or n (USA); B = K^T Q and V identity or drawn at random per system, per
-// beta or once per run, and drawn again every regen_period of time. A rank holds a contiguous block of the
+// beta or once per run, and drawn again every regen_period of time; optionally each step is followed by the
+// random-MLP sub-step of section 1.2, x_i <- LN(x_i + sqrt(h) G_k(x_i)), with an MLP G_k of its own for every
+// system k and step (the peers' diagrams have no noise). A rank holds a contiguous block of the
 // systems and advances all of them by one record interval per step; the statistics of each system are gathered
 // on every rank in global order, so every number is the same at any rank count.
 #pragma once
@@ -13,6 +15,7 @@
 
 #include "tokdyn/core/mpi/comm.hpp"
 #include "tokdyn/core/mpi/partition.hpp"
+#include "tokdyn/noise/random_mlp.hpp"
 #include "tokdyn/run/state.hpp"
 
 namespace tokdyn {
@@ -22,7 +25,9 @@ struct PhaseParams {
   int d = 2;
   double horizon = 30;       // T
   std::int64_t records = 100;  // record times t_r = r T / records, r = 0..records
-  std::vector<double> betas;
+  std::vector<double> betas;     // this run's betas: a block of the grid
+  std::int64_t beta_offset = 0;  // the grid index of betas[0]: the draws are keyed by grid index, so a block's
+                                 // numbers equal those of the same betas in the whole grid's run
   std::int64_t systems = 2048;  // per beta
   double step = 0.1;            // the largest time step (SA; USA: divided by max(sqrt(beta) e^{beta - 1/2}, 1))
   bool softmax = true;          // SA; false: USA
@@ -35,6 +40,8 @@ struct PhaseParams {
   double cluster_cosine = 0.9999;     // tokens joined into one cluster above this cosine
   double span_eigenvalue = 1e-3;      // eigenvalues of X^T X counted in the span's dimension above this
   std::uint64_t seed = 1;
+  bool mlp = false;   // the random-MLP sub-step after each step
+  MlpParams mlp_params;
 };
 
 // The time step of beta (the USA rule unless raw_step) and the sub-steps per record interval: the step actually
@@ -48,6 +55,11 @@ void phase_matrices(const PhaseParams& p, std::uint64_t draw, std::uint64_t key,
 // One step of one system with step h: x [n, d] in place; b, v [d, d] (null: identity); work: scratch.
 void phase_system_step(const PhaseParams& p, double beta, double h, const double* b, const double* v, double* x,
                        std::vector<double>& work);
+
+// The random-MLP sub-step of system `system` (its grid-wide index) after its step number `layer` (1, 2, ...):
+// x_i <- LN(x_i + sqrt(h) G(x_i)) with G that system's MLP of that step; x [n, d] in place, g: scratch.
+void phase_mlp_step(RandomMlp& mlp, std::uint64_t system, std::int64_t layer, double h, double* x, std::int64_t n,
+                    int d, std::vector<double>& g);
 
 // The statistics of one system x [n, d]: its fraction of ordered pairs i != j above density_cosine, its clusters
 // (connected components of the graph of pairs above cluster_cosine), the dimension of its span and E_beta.
@@ -91,6 +103,10 @@ class PhaseSystems : public RunState {
   // B and V of draw `draw` for the system with global index g (keyed by its scope).
   void matrices_at(std::int64_t g, std::uint64_t draw, std::vector<double>& b, std::vector<double>& v) const;
   PhaseRecord gather_statistics();
+  // The grid-wide index of this run's system g (its draws' key): the same system in a block and in the whole grid.
+  std::uint64_t grid_system(std::int64_t g) const {
+    return static_cast<std::uint64_t>(g + params_.beta_offset * params_.systems);
+  }
 
   const Comm& comm_;
   PhaseParams params_;

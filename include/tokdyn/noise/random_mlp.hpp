@@ -27,8 +27,9 @@ class RandomMlp {
  public:
   RandomMlp(const MlpParams& params, int d);
 
-  // Draws (U^l, W^l, b_U^l, b_W^l) of layer l (l >= 1).
-  void draw(std::int64_t layer);
+  // Draws (U^l, W^l, b_U^l, b_W^l) of layer l (l >= 1). `system` keys independent MLPs of independent systems
+  // (tokdyn phase): row r of system k is counter (layer, k m + r); system 0 is the one MLP of a single system.
+  void draw(std::int64_t layer, std::uint64_t system = 0);
   // g = G^m_l(y); y, g: [n, d]. Rows go through in chunks, so memory is O(chunk * m).
   void apply(const double* y, std::int64_t n, double* g);
 

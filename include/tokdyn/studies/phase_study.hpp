@@ -25,6 +25,7 @@ class PhaseStudy : public Study {
 
   const Comm& comm_;
   PhaseParams params_;
+  std::int64_t block_ = 0, blocks_ = 1;  // phase.block of phase.blocks
   std::unique_ptr<PhaseSystems> state_;
 };
 
