@@ -320,8 +320,8 @@ def _random_matrices(params):
 TITLE_KEYS = {
     "phase": (("model.N", "n"), ("model.d", "d"), ("model.T", "T"), ("phase.systems", "systems per beta"),
               ("phase.attention", "attention"), ("phase.step", "step"), ("phase.bilinear", "B"), ("phase.value", "V"),
-              ("phase.scope", "drawn per", _random_matrices), ("phase.regen_period", "redrawn every", _random_matrices),
-              ("run.seed", "seed")),
+              ("phase.scope", "drawn per", _random_matrices), ("phase.regen_period", "redrawn every", _random_matrices))
+             + _KERNEL + (("run.seed", "seed"),),
     "transformer": _MODEL + _ATTENTION + _KERNEL + (("run.seed", "seed"),),
     "sde": _MODEL[:2] + (("model.L", "steps"), ("model.T", "T")) + _ATTENTION + _KERNEL
            + (("noise.field", "noise"), ("sde.scheme", "scheme"), ("run.seed", "seed")),
