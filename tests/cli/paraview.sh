@@ -26,6 +26,8 @@ np.save('time.npy', tokens['time'][()])" || fail "the run's snapshots"
 # ParaView's --force-offscreen-rendering renders without a window where ParaView is built for it (EGL, OSMesa);
 # Debian's renders through X only, so without a display it gets a private Xvfb. -noreset: an X server resets when
 # its last client leaves, and a connection made meanwhile fails (pvpython opens several, one after the other).
+# Displays from 100 up: every MPI process of the tests beside this one may open :0 to :9 (hwloc's GL plugin looks
+# for GPUs there) and dies with "X connection to :0 broken" when such a server goes away under it.
 # The display number comes from this shell's PID (another one when it is taken), so that tests side by side do
 # not race for the first free number (xvfb-run -a's choice is not race-free, as its manual says); -displayfd
 # says when the server is ready.

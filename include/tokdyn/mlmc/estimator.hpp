@@ -1,0 +1,71 @@
+// Multilevel Monte Carlo (doc/science.md section 11): E[P] for P the observable of a discretisation at level L,
+// written as the telescoping sum E[P_0] + sum_{l=1..L} E[P_l - P_{l-1}], each term estimated by its own samples.
+// A caller's LevelSampler draws Y_l = P_l - P_{l-1} (Y_0 = P_0) with the fine and the coarse path built from one
+// draw of the noise; the driver (Giles' adaptive algorithm) decides how many samples each level takes and when a
+// level is added, from the levels' measured means, variances and costs.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace tokdyn {
+
+// Sums over the samples of one level: of Y = P_l - P_{l-1} (Y = P_0 at level 0) and of the fine P_l alone, kept
+// apart so that the consistency check E[Y_l] = E[P_l] - E[P_{l-1}] can be made (it fails for a coupling whose
+// coarse path does not have the law of level l - 1's fine path).
+struct LevelSums {
+  std::int64_t n = 0;
+  double y[4] = {0, 0, 0, 0};  // sums of Y, Y^2, Y^3, Y^4
+  double p[2] = {0, 0};        // sums of P_l, P_l^2
+  double cost = 0;             // the work these samples took (the sampler's unit)
+
+  // One sample: fine = P_l, coarse = P_{l-1} (ignored at level 0).
+  void add(int level, double fine, double coarse);
+  void merge(const LevelSums& other);
+  double mean_y() const { return n > 0 ? y[0] / static_cast<double>(n) : 0.0; }
+  double var_y() const;  // the sample variance (n - 1)
+  double mean_p() const { return n > 0 ? p[0] / static_cast<double>(n) : 0.0; }
+  double var_p() const;
+  double kurtosis_y() const;  // E[(Y - mean)^4] / var^2 of the samples (large: the variance estimate is unreliable)
+  double cost_per_sample() const { return n > 0 ? cost / static_cast<double>(n) : 0.0; }
+};
+
+// Adds `count` samples of level `level` to `sums`, numbered first .. first + count - 1: a sample's noise is keyed by
+// (level, its number), so a level's samples are the same however the driver batches them.
+using LevelSampler = std::function<void(int level, std::int64_t first, std::int64_t count, LevelSums& sums)>;
+
+struct MlmcOptions {
+  double eps = 1e-2;                    // target root-mean-square error of the estimate
+  int min_levels = 2;                   // levels 0 .. min_levels at least (the bias needs three to extrapolate)
+  int max_levels = 10;                  // levels 0 .. max_levels at most
+  std::int64_t initial_samples = 100;   // the first samples of each new level
+  double alpha = 0, beta = 0, gamma = 0;  // |E Y_l| ~ 2^{-alpha l}, V_l ~ 2^{-beta l}, C_l ~ 2^{gamma l}: 0 = fitted
+  double theta = 0.5;  // the share of eps^2 allowed to the bias^2; the sampling variance gets (1 - theta) eps^2
+};
+
+// A rate r of values ~ 2^{-r l}: the least-squares slope of -log2 |values[l]| over l = from .., with its standard
+// error (0 with two points, NaN with fewer).
+struct RateFit {
+  double rate = 0, error = 0;  // the slope and its standard error
+};
+RateFit fit_rate(const std::vector<double>& values, int from);
+
+struct MlmcResult {
+  double estimate = 0;  // sum_l mean Y_l
+  double standard_error = 0;  // sqrt(sum_l V_l / N_l)
+  double bias = 0;      // the weak error of the finest level, extrapolated from the last levels' |E Y_l| and alpha
+  std::vector<LevelSums> levels;
+  RateFit alpha, beta, gamma;  // fitted over levels 1 .. (the options' values, when given, are what was used)
+  double alpha_used = 0, beta_used = 0, gamma_used = 0;
+  double work = 0;     // sum_l N_l C_l: what the samples cost
+  double mc_work = 0;  // plain Monte Carlo of P_L for the same sampling variance: V[P_L] C_L / ((1 - theta) eps^2)
+  bool converged = false;  // the bias within sqrt(theta) eps (false: max_levels was reached first)
+};
+
+// Giles' adaptive algorithm: start with levels 0 .. min_levels, initial_samples each; set the samples per level
+// to N_l = ceil(sqrt(V_l / C_l) sum_k sqrt(V_k C_k) / ((1 - theta) eps^2)) and draw the missing ones; once no
+// level lacks more than 1 % of its samples, add a level while the bias estimate exceeds sqrt(theta) eps.
+MlmcResult mlmc_estimate(const LevelSampler& sample, const MlmcOptions& options);
+
+}  // namespace tokdyn
