@@ -8,7 +8,8 @@ Usage:
 Several files are the blocks of one grid (phase.block k of phase.blocks, a Slurm array of
 jobscripts/phase-sweep.sh): they must hold the same parameters but phase.block and run.output, and every beta of
 the grid once; they are drawn as one result, with their betas in grid order, and --merged writes that result as
-one file (the datasets of /phase and the first block's attributes; written to a temporary name, then renamed).
+one file (the datasets of /phase and the first block's attributes; written to a temporary name, then renamed;
+an existing file of that name is replaced only if it is an earlier merge).
 The default figure of blocks is the first block's name without "-block<k>".
 
 Panels:
@@ -139,6 +140,15 @@ def write_merged(r, paths, out):
     status the blocks' worst) and the /phase datasets; a temporary name in the same folder, then renamed."""
     import h5py
 
+    # Only an earlier merge is replaced: a run's own result of that name is the user's.
+    if os.path.exists(out):
+        try:
+            with h5py.File(out, "r") as f:
+                earlier = "merged_from" in f.attrs
+        except OSError:
+            earlier = False
+        if not earlier:
+            raise ResultError(f"--merged {out}: the file exists and is not a merged result (remove it or name another)")
     folder = os.path.dirname(os.path.abspath(out))
     fd, tmp = tempfile.mkstemp(prefix=".phase-merge-", suffix=".h5", dir=folder)
     os.close(fd)

@@ -58,6 +58,8 @@ for name in a:
     assert np.array_equal(a[name][()], b[name][()]), name
 print("ok: 2 blocks merged equal the whole run in", len(a), "datasets")
 PY
+expect_script_error "merged whole.h5: the file exists and is not a merged result" "$SRC/postprocess/phase.py" \
+  sweep/phase-block0.h5 sweep/phase-block1.h5 --merged whole.h5
 expect_script_error "grid beta 1 is in more than one file" "$SRC/postprocess/phase.py" sweep/phase-block1.h5 sweep/phase-block1.h5
 expect_script_error "is not a block of the grid of" "$SRC/postprocess/phase.py" sweep/phase-block0.h5 whole.h5
 expect_error 1 "more blocks than the 3 betas" phase "$SRC/input/phase.ini" "${small[@]}" --phase.blocks=4 --run.output=bad.h5
