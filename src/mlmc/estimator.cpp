@@ -7,6 +7,7 @@
 #include <string>
 
 #include "tokdyn/core/errors/error.hpp"
+#include "tokdyn/diagnostics/fit.hpp"
 
 namespace tokdyn {
 
@@ -53,23 +54,9 @@ RateFit fit_rate(const std::vector<double>& values, int from) {
   std::vector<double> x, v;
   for (std::size_t l = static_cast<std::size_t>(std::max(from, 0)); l < values.size(); ++l)
     if (std::isfinite(values[l]) && values[l] != 0) x.push_back(static_cast<double>(l)), v.push_back(-std::log2(std::abs(values[l])));
-  RateFit fit;
-  const std::size_t k = x.size();
-  if (k < 2) return {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN()};
-  double mx = 0, mv = 0;
-  for (std::size_t i = 0; i < k; ++i) mx += x[i] / static_cast<double>(k), mv += v[i] / static_cast<double>(k);
-  double sxx = 0, sxv = 0;
-  for (std::size_t i = 0; i < k; ++i) sxx += (x[i] - mx) * (x[i] - mx), sxv += (x[i] - mx) * (v[i] - mv);
-  fit.rate = sxv / sxx;
-  if (k > 2) {
-    double ssr = 0;
-    for (std::size_t i = 0; i < k; ++i) {
-      const double r = v[i] - mv - fit.rate * (x[i] - mx);
-      ssr += r * r;
-    }
-    fit.error = std::sqrt(ssr / static_cast<double>(k - 2) / sxx);
-  }
-  return fit;
+  if (x.size() < 2) return {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN()};
+  const Estimate e = fitted_slope(x, v);  // the interval is +-1.96 standard errors
+  return {e.value, (e.high - e.low) / (2 * 1.96)};
 }
 
 MlmcResult mlmc_estimate(const LevelSampler& sample, const MlmcOptions& o) {

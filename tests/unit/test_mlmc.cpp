@@ -11,6 +11,7 @@
 
 #include "tokdyn/core/errors/error.hpp"
 #include "tokdyn/core/numerics/random.hpp"
+#include "tokdyn/diagnostics/fit.hpp"
 #include "tokdyn/mlmc/estimator.hpp"
 
 using namespace tokdyn;
@@ -159,13 +160,7 @@ TEST(Mlmc, ComplexityOverADecadeOfEps) {
     std::printf("eps %.0e: levels 0..%zu, work %.3g, plain MC %.3g, eps^2 work %.3g\n", eps, r.levels.size() - 1, r.work,
                 r.mc_work, eps * eps * r.work);
   }
-  auto slope = [&](const std::vector<double>& v) {
-    double mx = 0, mv = 0, sxx = 0, sxv = 0;
-    for (std::size_t i = 0; i < v.size(); ++i) mx += log_eps[i] / v.size(), mv += v[i] / v.size();
-    for (std::size_t i = 0; i < v.size(); ++i) sxx += (log_eps[i] - mx) * (log_eps[i] - mx), sxv += (log_eps[i] - mx) * (v[i] - mv);
-    return sxv / sxx;
-  };
-  const double mlmc = slope(log_work), mc = slope(log_mc);
+  const double mlmc = least_squares_slope(log_eps, log_work), mc = least_squares_slope(log_eps, log_mc);
   std::printf("work ~ eps^%.2f (MLMC), eps^%.2f (plain MC)\n", mlmc, mc);
   EXPECT_LT(mlmc, -1.9);
   EXPECT_GT(mlmc, -2.8);

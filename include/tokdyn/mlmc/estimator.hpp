@@ -44,8 +44,8 @@ struct MlmcOptions {
   double theta = 0.5;  // the share of eps^2 allowed to the bias^2; the sampling variance gets (1 - theta) eps^2
 };
 
-// A rate r of values ~ 2^{-r l}: the least-squares slope of -log2 |values[l]| over l = from .., with its standard
-// error (0 with two points, NaN with fewer).
+// A rate r of values ~ 2^{-r l}: the least-squares slope of -log2 |values[l]| over l = from .. (diagnostics/fit's
+// fitted_slope), with its standard error (NaN with two points; both NaN with fewer).
 struct RateFit {
   double rate = 0, error = 0;  // the slope and its standard error
 };
