@@ -11,6 +11,8 @@ DIR: run files (*.h5, and unfinished *.h5.part) of any mix of commands. A sectio
     spectrum           spectrum.py's figure; |lambda_1|, gap, converged pairs, largest residual
     power              power.py's figure; the fitted error ratio next to the closed form, the final state
     synchronize        synchronization.py's figure; the decay rate of E[E_beta] against the bound lambdabar'
+    mlmc               mlmc.py's level panels; the estimate, the fitted alpha and beta against 1, the work against
+                       plain Monte Carlo
     phase              phase.py's diagrams and cuts; per cut time, the smallest beta whose density at zero passes 1/2
     lyapunov           the measured slopes of E log|X-Y|, Var log|X-Y|, log E|X-Y|^2 against lambda_1,
                        kappa(1) + kappa'(1), lambdabar (no script draws a lyapunov file: numbers only)
@@ -71,6 +73,7 @@ import plot_meanfield  # noqa: E402
 import plot_run  # noqa: E402
 import power  # noqa: E402
 import spectrum  # noqa: E402
+import mlmc  # noqa: E402
 import synchronization  # noqa: E402
 import training  # noqa: E402
 
@@ -217,6 +220,24 @@ def synchronize_section(path, allow_partial):
                    [r["notes"]] if r["notes"] else [])
 
 
+def mlmc_section(path, allow_partial):
+    r = mlmc.read_result(path, allow_partial)
+    rows = [row(f"E[{r['observable']}(X_T)] ({'multilevel' if r['method'] == 'mlmc' else 'plain Monte Carlo'})",
+                f"{fmt(r['estimate'], '.6g')} +- {fmt(r['standard_error'], '.2g')}",
+                f"eps = {r['eps']:g}", "converged" if r["converged"] else "NOT converged: mlmc.max_levels reached",
+                not r["converged"])]
+    figures = []
+    if r["method"] == "mlmc":
+        for rate in ("alpha", "beta"):
+            e = 1.96 * r[f"{rate}_error"]
+            rows.append(checked_row(f"fitted {rate} (95%)", r[rate], r[rate] - e, r[rate] + e, 1.0))
+        rows.append(row("work: multilevel against plain Monte Carlo at the finest depth",
+                        f"{fmt(r['work'])} against {fmt(r['mc_work'])} steps", f"{fmt(r['work_ratio'], '.1f')}x"))
+        figures = [("mlmc.py", figure_data(mlmc.make_figure([r]), r["status"]))]
+    return section(os.path.basename(path), "mlmc", r["status"], r["parameters"], "mlmc", deck_text(path), [path],
+                   figures, rows)
+
+
 def phase_section(path, allow_partial):
     r = phase.read_result(path, allow_partial)
     records = phase.cut_records(r, None)
@@ -281,7 +302,8 @@ def markov_section(path, allow_partial):
 
 SINGLE = {"transformer": steps_section, "sde": steps_section, "meanfield": meanfield_section,
           "spectrum": spectrum_section, "power": power_section, "synchronize": synchronize_section,
-          "lyapunov": lyapunov_section, "markov": markov_section, "phase": phase_section}
+          "lyapunov": lyapunov_section, "markov": markov_section, "phase": phase_section,
+          "mlmc": mlmc_section}
 
 
 # ------------------------------------------------------------------------------- groups of files
@@ -427,7 +449,7 @@ def paper_sections(directory, usable, allow_partial):
 
 # The page's order: a section per file of these commands (SINGLE) or per group (GROUP), each command's files
 # followed by the figures made of several of them (EXTRA).
-ORDER = ("transformer", "sde", "meanfield", "synchronize", "phase", "lyapunov", "converge", "spectrum", "power",
+ORDER = ("transformer", "sde", "meanfield", "synchronize", "phase", "mlmc", "lyapunov", "converge", "spectrum", "power",
          "markov", "train", "lens")
 GROUP = {"converge": converge_sections, "train": train_sections, "lens": lens_sections}
 EXTRA = {"transformer": paper_sections, "markov": markov_sweep_sections}
@@ -501,7 +523,7 @@ def build(directory, allow_partial):
 def failure(exc):
     """The reason a file is skipped: a script's own error message, else the exception's type and text."""
     known = (plot_run.RunFileError, plot_meanfield.RunError, spectrum.ResultError, power.ResultError,
-             synchronization.ResultError, focus_dilution.ResultError, convergence.ConvergenceError,
+             synchronization.ResultError, mlmc.ResultError, focus_dilution.ResultError, convergence.ConvergenceError,
              training.ResultError, paper_figures.FigureError, ReportError)
     return str(exc) if isinstance(exc, known) else f"{type(exc).__name__}: {exc}"
 

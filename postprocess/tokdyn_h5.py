@@ -323,6 +323,9 @@ TITLE_KEYS = {
               ("phase.scope", "drawn per", _random_matrices), ("phase.regen_period", "redrawn every", _random_matrices))
              + _KERNEL + (("run.seed", "seed"),),
     "transformer": _MODEL + _ATTENTION + _KERNEL + (("run.seed", "seed"),),
+    "mlmc": _MODEL[:2] + (("model.T", "T"), ("mlmc.L0", "L0"), ("mlmc.scheme", "scheme")) + _ATTENTION + _KERNEL
+            + (("noise.field", "noise"), ("noise.features", "M"), ("mlmc.fresh_tokens", "fresh tokens"),
+               ("mlmc.eps", "eps"), ("run.seed", "seed")),
     "sde": _MODEL[:2] + (("model.L", "steps"), ("model.T", "T")) + _ATTENTION + _KERNEL
            + (("noise.field", "noise"), ("sde.scheme", "scheme"), ("run.seed", "seed")),
     "meanfield": _MODEL[1:] + _ATTENTION + _KERNEL

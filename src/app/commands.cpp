@@ -6,6 +6,7 @@
 #include "tokdyn/studies/lyapunov_study.hpp"
 #include "tokdyn/studies/markov_study.hpp"
 #include "tokdyn/studies/meanfield_study.hpp"
+#include "tokdyn/studies/mlmc_study.hpp"
 #include "tokdyn/studies/phase_study.hpp"
 #include "tokdyn/studies/power_study.hpp"
 #include "tokdyn/studies/spectrum_study.hpp"
@@ -28,6 +29,9 @@ const std::vector<Command>& commands() {
       study_command<MeanFieldStudy>("meanfield",
           "mean-field SPDE conditional on the common noise: grid (S^1) or weighted quadrature points",
           {"dmda"}),
+      study_command<MlmcStudy>("mlmc",
+          "E[phi(X_T)] in the deep and many-token limits: multilevel Monte Carlo over depth or tokens, multi-index over "
+          "both, or plain MC"),
       study_command<SynchronizeStudy>("synchronize",
           "synchronization by noise (Thm 1.4) over replicas: E[E_beta(t)] against its bound, clusters"),
       study_command<PhaseStudy>("phase",

@@ -22,12 +22,24 @@ const KeyTable<AttentionSpec>& RingAttention::keys() {
   return table;
 }
 
+namespace {
+
+// The side of a tile's buffers: run.tile, or the token count when it is smaller (a tile never spans more than the N
+// tokens, so the tiles are the same; a few tokens need no tile-sized buffers: tokdyn mlmc builds one attention per
+// sample).
+int tile_side(const AttentionContext& context) {
+  const std::int64_t n = context.partition.n_global;
+  return n > 0 ? static_cast<int>(std::min<std::int64_t>(context.tile, n)) : context.tile;
+}
+
+}  // namespace
+
 RingAttention::RingAttention(const AttentionContext& context, bool normalized)
     : AttentionStyle(context, normalized ? "softmax" : "unnormalized"),
       normalized_(normalized),
       ring_(context.comm, context.partition, 2 * context.weights.width() + 1),
       width_(context.weights.width()),
-      softmax_(n_local_, context.weights.heads, context.weights.head_dim(), context.tile, context.single_tiles) {
+      softmax_(n_local_, context.weights.heads, context.weights.head_dim(), tile_side(context), context.single_tiles) {
   const std::size_t n = n_local_, D = width_;
   queries_.resize(n * D);
   keys_values_.assign(n * (2 * D + 1), 0.0);  // log masses 0: uniform
@@ -84,7 +96,8 @@ bool RingAttention::apply_symmetric(const double* x, double* out, PairStatistics
     packed_.resize(static_cast<std::size_t>(n) * (d + 1 + A));
     rows_acc_.resize(static_cast<std::size_t>(n) * A);
     home_acc_.resize(rows_acc_.size());
-    gram_.resize(static_cast<std::size_t>(tile) * tile);
+    const std::size_t side = static_cast<std::size_t>(tile_side(context_));
+    gram_.resize(side * side);
     weights_.resize(gram_.size());
   }
   double* y = packed_.data();  // [n, d]: the tokens, or R x_i when the logits are <R x_i, R x_j> (then c = 1)
@@ -163,7 +176,8 @@ void RingAttention::visit_single(const double* y, const double* h, const double*
   x32_.assign(y, y + n * d);
   h32_.assign(h, h + n);
   uv32_.assign(uv, uv + n * A);
-  tile32_.resize(static_cast<std::size_t>(tile) * tile);
+  const std::size_t side = static_cast<std::size_t>(tile_side(context_));
+  tile32_.resize(side * side);
   sums32_.resize(static_cast<std::size_t>(tile) * A);
   half_->run(
       packed_.data(),

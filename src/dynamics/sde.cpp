@@ -13,6 +13,7 @@
 namespace tokdyn {
 namespace {
 constexpr std::int64_t kFeatureChunk = 256;  // token rows per feature chunk
+constexpr std::int64_t kIncrementBlock = 64;  // steps of Brownian increments filled at once
 }
 
 // The list of SDE schemes: adding a scheme is its class (dynamics/schemes/) plus one line here.
@@ -47,8 +48,17 @@ double SdeScheme::work_per_step() const {
   return attention_ ? n * n : n;
 }
 
+// The path's bridge costs J normals per point when points come one by one, one when a block is filled top-down
+// (the same bits): increments come from blocks of up to kIncrementBlock steps.
 const std::vector<double>& SdeScheme::increments(std::int64_t step) {
-  if (path_) path_->increments(step, db_.data());
+  if (!path_) return db_;
+  const std::int64_t block = std::min(kIncrementBlock, std::int64_t(1) << path_->levels());
+  if (block_.empty() || step < block_first_ || step >= block_first_ + block) {
+    block_.resize(static_cast<std::size_t>(block) * db_.size());
+    block_first_ = step - step % block;
+    path_->increments_block(block_first_, block, block_.data());
+  }
+  std::copy_n(block_.begin() + static_cast<std::ptrdiff_t>((step - block_first_) * db_.size()), db_.size(), db_.begin());
   return db_;
 }
 

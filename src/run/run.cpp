@@ -106,6 +106,10 @@ RunFileHeader read_facts(const Comm& comm, const std::string& path) {
 
 }  // namespace
 
+std::string step_of(std::int64_t step, std::int64_t steps) {
+  return std::to_string(step) + (steps >= kOpenEnded ? " (the length is planned as the run goes)" : "/" + std::to_string(steps));
+}
+
 std::string RunState::nonfinite_message(std::int64_t step) const {
   return "NaN or Inf in the state after " + unit() + " " + std::to_string(step);
 }
@@ -273,7 +277,7 @@ std::string Run::status_line(const DeckSchema& schema, const Deck& given, const 
     const CheckpointIdentity& id = reader->identity();
     if (output_exists && read_facts(comm_, paths_.output).run_id == id.run_id)
       return "complete: '" + paths_.output + "' (and a leftover checkpoint of it); --resume has nothing to do";
-    std::string s = "checkpointed: " + id.unit + " " + std::to_string(id.step) + "/" + std::to_string(id.steps) + " in '" +
+    std::string s = "checkpointed: " + id.unit + " " + step_of(id.step, id.steps) + " in '" +
                     paths_.checkpoint + "' (run id " + id.run_id + ", " + std::to_string(id.ranks) + " ranks, written " +
                     id.written + ")";
     if (id.command != command) return s + "; it is a checkpoint of command '" + id.command + "': --resume refuses it";
@@ -364,8 +368,7 @@ int Run::execute(RunState& state, RunInfo info) {
     std::string ranks = "written on " + std::to_string(id.ranks) + " rank" + (id.ranks == 1 ? "" : "s");
     if (id.ranks != comm_.size())
       ranks += ", continued on " + std::to_string(comm_.size()) + ": equal to round-off, not bit for bit";
-    comm_.print("restart from '" + checkpoint_path_ + "' at " + unit_ + " " + std::to_string(step) + "/" +
-                std::to_string(steps_) + " (" + ranks + ")");
+    comm_.print("restart from '" + checkpoint_path_ + "' at " + unit_ + " " + step_of(step, steps_) + " (" + ranks + ")");
     checkpoint_.reset();
   } else {
     state.start();
@@ -374,7 +377,7 @@ int Run::execute(RunState& state, RunInfo info) {
   }
   const std::int64_t start = step;
   last_checkpoint_time_ = MPI_Wtime();
-  Progress progress(comm_, start, steps_, deck.get_real("run.progress_interval"), state.work_per_step(),
+  Progress progress(comm_, start, state.planned_steps(), deck.get_real("run.progress_interval"), state.work_per_step(),
                     state.work_unit(), unit_, started);
   std::string observation;
   for (;;) {
@@ -391,7 +394,7 @@ int Run::execute(RunState& state, RunInfo info) {
         fail(state, *file, e.what());
       }
     }
-    if (step >= steps_) break;
+    if (step >= steps_ || step >= state.planned_steps()) break;
     const bool stop = flags[2] != 0 || (stop_at > 0 && step == stop_at && step > start);
     const bool due = flags[3] != 0 || (every > 0 && step % every == 0 && step > start);
     if ((stop || due) && step != saved) {
@@ -404,7 +407,7 @@ int Run::execute(RunState& state, RunInfo info) {
       file->close();
       release_locks();
       pop_run_stage();
-      comm_.print("checkpointed at " + unit_ + " " + std::to_string(step) + "/" + std::to_string(steps_) + " to '" +
+      comm_.print("checkpointed at " + unit_ + " " + step_of(step, state.planned_steps()) + " to '" +
                   paths_.checkpoint + "'" + (flags[2] ? std::string(" (signal) after ") + signal_name(flags[2]) : "") +
                   "; continue with --resume");
       return 0;
@@ -430,7 +433,7 @@ int Run::execute(RunState& state, RunInfo info) {
       if (e.agreed()) fail(state, *file, e.what());
       throw;
     }
-    progress.update(step);
+    progress.update(step, state.planned_steps());
   }
   try {
     state.finish(*file);
@@ -444,7 +447,7 @@ int Run::execute(RunState& state, RunInfo info) {
   finish_files();
   double peak = peak_memory();
   TOKDYN_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &peak, 1, MPI_DOUBLE, MPI_MAX, comm_.get()));
-  const double elapsed = progress.elapsed(), done = static_cast<double>(steps_ - start);
+  const double elapsed = progress.elapsed(), done = static_cast<double>(step - start);
   char line[512];
   std::snprintf(line, sizeof line, "complete: '%s' (%lld %ss in %s%s; %lld checkpoint%s; peak memory %s per rank%s)",
                 paths_.output.c_str(), static_cast<long long>(done), unit_.c_str(), format_seconds(elapsed).c_str(),

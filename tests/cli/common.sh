@@ -48,6 +48,7 @@ deck_test_size() {
     synchronize) extra=(--synchronize.replicas=2 --model.N=16 --mlp.width=64 --model.L=100 --run.progress_interval=1000) ;;
     transformer) extra=(--model.L=40 --run.progress_interval=1000) ;;
     sde) extra=(--run.progress_interval=1000) ;;
+    mlmc) extra=(--mlmc.eps=2e-2 --mlmc.min_levels=2 --mlmc.max_levels=4 --run.progress_interval=1000) ;;
     meanfield) extra=(--model.L=4 --model.T=0.2) ;;
     spectrum) extra=(--synthetic.d=256 --run.progress_interval=0) ;;
     markov) extra=(--flow.time=5 --flow.records=5) ;;

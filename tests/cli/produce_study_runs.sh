@@ -1,5 +1,5 @@
 # Produces run files for the postprocess tests (CTest fixture "studyruns") with the real code, at
-# reduced size: a synchronize result (sync.h5), a phase diagram (phase.h5), a handful of grid and Fig. 1 runs under grid/,
+# reduced size: a synchronize result (sync.h5), a phase diagram (phase.h5), an mlmc result (mlmc.h5), a handful of grid and Fig. 1 runs under grid/,
 # named as jobscripts/grid.sbatch names them, two meanfield runs (grid on S^1, points on S^2) and three
 # markov runs under markov/.
 source "$(dirname "$0")/common.sh"
@@ -8,6 +8,8 @@ run 2 synchronize "$SRC/input/synchronization-bound.ini" --model.N=16 --model.L=
 [ "$(status_of sync.h5)" = complete ] || fail "sync.h5 not complete"
 run 2 phase "$SRC/input/phase.ini" --model.N=8 --model.T=2 --phase.systems=6 --phase.betas=4 --phase.records=6 \
   --run.output=phase.h5 --run.progress_interval=1000 > log.txt || fail "phase: $(cat log.txt)"
+run 2 mlmc "$SRC/input/mlmc.ini" --mlmc.eps=2e-2 --mlmc.initial_samples=20 --run.output=mlmc.h5 \
+  --run.progress_interval=1000 > log.txt || fail "mlmc: $(cat log.txt)"
 mkdir -p grid
 small=(--model.N=16 --model.L=30 --mlp.width=64 --run.progress_interval=1000)
 for combo in grid-d5-bias0:relu:1 grid-d5-bias0:tanh:0 grid-d5-bias0:none:-1 grid-d5-bias0:sigmoid:1 \
@@ -51,4 +53,4 @@ run 2 train "$SRC/input/train.ini" --train.steps=20 --train.eval_every=5 --train
   --model.heads=2 --train.alignment_null=50 --bias.query=true --bias.value=true --train.parameters_every=2 \
   --run.progress_interval=1000 --run.output=lens-train.h5 > log.txt || fail "train for lens: $(cat log.txt)"
 run 2 lens --lens.run=lens-train.h5 --run.output=lens.h5 > log.txt || fail "lens: $(cat log.txt)"
-echo "ok: sync.h5, phase.h5, $(ls grid | wc -l) grid files, $(ls meanfield | wc -l) meanfield runs, $(ls markov | wc -l) markov runs, $(ls train | wc -l) train runs"
+echo "ok: sync.h5, phase.h5, mlmc.h5, $(ls grid | wc -l) grid files, $(ls meanfield | wc -l) meanfield runs, $(ls markov | wc -l) markov runs, $(ls train | wc -l) train runs"

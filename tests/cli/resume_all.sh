@@ -15,6 +15,7 @@ declare -A cmd=(
   [converge-tokens]="converge $I/converge-tokens.ini --converge.levels=2 --converge.replicas=5 --meanfield.points=256 --model.L=6"
   [synchronize]="synchronize $I/synchronization-bound.ini --synchronize.replicas=7 --model.N=8 --mlp.width=32 --model.L=40"
   [lyapunov]="lyapunov $I/lyapunov.ini --lyapunov.replicas=50 --model.L=40"
+  [mlmc]="mlmc $I/mlmc.ini --mlmc.eps=1e-2 --mlmc.initial_samples=20 --mlmc.batch=8"
   [phase]="phase $I/phase.ini --phase.systems=5 --phase.betas=3 --phase.records=8 --model.T=2 --model.N=8"
   [spectrum]="spectrum $I/spectrum.ini --synthetic.d=48 --synthetic.heads=4 --synthetic.layers=7 --spectrum.nev=4 --synthetic.outliers=4"
   [power]="power $I/power-random.ini --weights.layers=9 --power.N=24"
@@ -22,7 +23,7 @@ declare -A cmd=(
   [train]="train $I/train-bqbv.ini --train.steps=40 --train.eval_every=5 --train.context=16 --model.channels=16 --model.heads=2 --train.alignment_null=20"
 )
 for name in transformer sde meanfield-grid meanfield-points converge-depth converge-width converge-tokens synchronize \
-            lyapunov phase spectrum power markov train; do
+            lyapunov phase mlmc spectrum power markov train; do
   read -r -a args <<< "${cmd[$name]}"
   base=("${args[@]}" --run.progress_interval=1000)
   run "$np" "${base[@]}" --run.output="$name-full.h5" > "$name-full.log" || fail "$name: $(cat "$name-full.log")"

@@ -25,7 +25,7 @@ PLOTTING = ("numpy", "h5py", "matplotlib")
 # What each script needs (the modules it names when missing, in this order).
 NEEDS = {
     "plot_run.py": PLOTTING, "plot_meanfield.py": PLOTTING, "spectrum.py": PLOTTING, "power.py": PLOTTING, "lens.py": PLOTTING,
-    "synchronization.py": PLOTTING, "phase.py": PLOTTING, "convergence.py": PLOTTING, "paper_figures.py": PLOTTING,
+    "synchronization.py": PLOTTING, "phase.py": PLOTTING, "mlmc.py": PLOTTING, "convergence.py": PLOTTING, "paper_figures.py": PLOTTING,
     "focus_dilution.py": PLOTTING + ("scipy",), "training.py": PLOTTING + ("scipy",),
     "report.py": PLOTTING + ("scipy",), "bench_markov.py": ("numpy",), "bench_train.py": ("numpy", "h5py"),
     "bench_compare.py": ("numpy", "h5py"), "animate.py": ("numpy", "h5py"),  # animate.py: matplotlib for a movie only

@@ -65,6 +65,8 @@ class SdeScheme : public Dynamics {
   std::unique_ptr<GaussianField> field_;
   std::unique_ptr<BrownianPath> path_;
   std::vector<double> db_, phi_, work_;
+  std::vector<double> block_;       // [steps, K d]: the increments of steps block_first_ ..
+  std::int64_t block_first_ = 0;
 };
 
 using SdeRegistry = Registry<SdeScheme, SdeSetup&>;

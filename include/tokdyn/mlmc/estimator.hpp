@@ -18,7 +18,8 @@ struct LevelSums {
   std::int64_t n = 0;
   double y[4] = {0, 0, 0, 0};  // sums of Y, Y^2, Y^3, Y^4
   double p[2] = {0, 0};        // sums of P_l, P_l^2
-  double cost = 0;             // the work these samples took (the sampler's unit)
+  double cost = 0;             // the work these samples took (the sampler's unit): what the plan uses
+  double seconds = 0;          // their measured wall time, reported beside the cost (never planned with)
 
   // One sample: fine = P_l, coarse = P_{l-1} (ignored at level 0).
   void add(int level, double fine, double coarse);
@@ -42,6 +43,7 @@ struct MlmcOptions {
   std::int64_t initial_samples = 100;   // the first samples of each new level
   double alpha = 0, beta = 0, gamma = 0;  // |E Y_l| ~ 2^{-alpha l}, V_l ~ 2^{-beta l}, C_l ~ 2^{gamma l}: 0 = fitted
   double theta = 0.5;  // the share of eps^2 allowed to the bias^2; the sampling variance gets (1 - theta) eps^2
+  bool plain = false;  // plain Monte Carlo: level 0 alone (the caller's finest depth), no bias control
 };
 
 // A rate r of values ~ 2^{-r l}: the least-squares slope of -log2 |values[l]| over l = from .. (diagnostics/fit's
@@ -63,9 +65,70 @@ struct MlmcResult {
   bool converged = false;  // the bias within sqrt(theta) eps (false: max_levels was reached first)
 };
 
-// Giles' adaptive algorithm: start with levels 0 .. min_levels, initial_samples each; set the samples per level
-// to N_l = ceil(sqrt(V_l / C_l) sum_k sqrt(V_k C_k) / ((1 - theta) eps^2)) and draw the missing ones; once no
-// level lacks more than 1 % of its samples, add a level while the bias estimate exceeds sqrt(theta) eps.
+// What the adaptive drivers share: levels (or indices) with their sums and the samples each still lacks. The
+// caller asks next() what to draw, draws it and hands it to add(), until next() says the run is complete; the
+// driver's update() decides, once nothing is pending, whether to plan more samples, add levels or end.
+class LevelDriver {
+ public:
+  virtual ~LevelDriver() = default;
+
+  // The samples to draw now: `count` (at most `batch`) of level `level` (a position in levels()), numbered
+  // first .. first + count - 1; count 0 once the run is complete.
+  struct Draw {
+    int level = 0;
+    std::int64_t first = 0, count = 0;
+  };
+  Draw next(std::int64_t batch);
+  // The samples of the last next(): `drawn` must hold exactly its count (std::logic_error otherwise).
+  void add(const Draw& draw, const LevelSums& drawn);
+  bool complete() const { return complete_; }
+  // Samples the current plan still lacks, per level (0 for a level it has enough of).
+  const std::vector<std::int64_t>& pending() const { return extra_; }
+  const std::vector<LevelSums>& levels() const { return sums_; }
+  virtual MlmcResult result() const = 0;
+
+  // The whole state as numbers, for a checkpoint, and back (InputError for a state of another shape).
+  virtual std::vector<double> save() const = 0;
+  virtual void restore(const std::vector<double>& state) = 0;
+
+ protected:
+  // Every pending sample drawn: the plan again, the bias, new levels or the end (complete_).
+  virtual void update() = 0;
+  // extra_[l] = N_l - n_l with N_l = ceil(sqrt(V_l / C_l) sum_k sqrt(V_k C_k) / target): the fewest samples for
+  // the sampling variance `target` at the least work (a Lagrange multiplier on sum V_l / N_l).
+  void plan(const std::vector<double>& V, const std::vector<double>& C, double target);
+  // True when no level lacks more than 1 % of its samples (then extra_ is cleared).
+  bool settled();
+  // The sums and pending counts as numbers (kLevelNumbers per level), and back from `at`.
+  static constexpr std::size_t kLevelNumbers = 10;
+  void save_levels(std::vector<double>& out) const;
+  void restore_levels(const double* at, std::size_t levels);
+
+  std::vector<LevelSums> sums_;
+  std::vector<std::int64_t> extra_;
+  bool converged_ = false, complete_ = false;
+};
+
+// Giles' adaptive algorithm: start with levels 0 .. min_levels, initial_samples each; plan the samples per level
+// with the sampling variance (1 - theta) eps^2; once no level lacks more than 1 % of its samples, add a level while
+// the bias estimate exceeds sqrt(theta) eps. plain: level 0 alone, until its sampling variance is within the target.
+class MlmcDriver final : public LevelDriver {
+ public:
+  explicit MlmcDriver(const MlmcOptions& options);  // InputError for options it cannot run
+  MlmcResult result() const override;
+  std::vector<double> save() const override;
+  void restore(const std::vector<double>& state) override;
+
+ private:
+  void update() override;
+
+  MlmcOptions o_;
+  int L_ = 0;
+  std::vector<double> m_, V_, C_;
+  double alpha_ = 0, beta_ = 0, gamma_ = 0, bias_ = 0;
+};
+
+// The driver run to the end in one call: sample(level, first, count, sums) draws every batch it asks for.
 MlmcResult mlmc_estimate(const LevelSampler& sample, const MlmcOptions& options);
 
 }  // namespace tokdyn

@@ -13,11 +13,20 @@
 
 namespace tokdyn {
 
+// steps() of a run that decides its length as it goes (tokdyn mlmc's adaptive sampling): planned_steps() says
+// how many steps its current plan makes.
+inline constexpr std::int64_t kOpenEnded = std::int64_t(1) << 62;
+
+// "step/steps", or the step alone for an open-ended run.
+std::string step_of(std::int64_t step, std::int64_t steps);
+
 class RunState {
  public:
   virtual ~RunState() = default;
-  // Steps of the whole run, and what one is ("layer", "replica").
+  // Steps of the whole run, and what one is ("layer", "replica"); kOpenEnded for a run that plans as it goes.
   virtual std::int64_t steps() const = 0;
+  // The steps the run now plans in all: steps(), or an open-ended run's current plan (the run ends at it).
+  virtual std::int64_t planned_steps() const { return steps(); }
   virtual std::string unit() const { return "layer"; }
   // A fresh run, before its run file exists: the initial state from the deck and its input files (an
   // input error then leaves no file behind). Collective.

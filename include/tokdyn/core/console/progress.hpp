@@ -21,6 +21,11 @@ class Progress {
   bool due(std::int64_t layer) const;
   // Call after finishing `layer`; prints when due.
   void update(std::int64_t layer);
+  // The same for a run whose plan changes as it goes: `last` is the last layer it now plans.
+  void update(std::int64_t layer, std::int64_t last) {
+    last_ = last;
+    update(layer);
+  }
   double elapsed() const;
 
  private:

@@ -44,6 +44,7 @@ enum class Purpose : std::uint64_t {
   phase_tokens = 31,           // tokdyn phase: the initial tokens (by system, token)
   phase_bilinear = 32,         // tokdyn phase: the bilinear forms B = K^T Q (by draw, scope and row)
   phase_value = 33,            // tokdyn phase: the value matrices V (by draw, scope and row)
+  mlmc_sample = 34,            // tokdyn mlmc: the key of each sample's noise (by level, sample)
   test = 1000,      // reserved for tests
 };
 
