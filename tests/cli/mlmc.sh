@@ -1,7 +1,8 @@
 # tokdyn mlmc: the same estimate and table at 1, 2 and 3 ranks (bit for bit, timings aside), a run stopped by
 # run.stop_at and resumed equal to the whole run, the multilevel estimate against plain Monte Carlo at the finest
 # depth (within 3 combined standard errors), the figure of several runs, the job script's complexity test without
-# Slurm, and bad input in one line each. (The SIGTERM stop and resume at 1 and 3 ranks: resume_all.sh.)
+# Slurm and its usage errors, levels in tokens and the multi-index estimator (ranks, resume), fixed tokens from a
+# file, and bad input in one line each. (The SIGTERM stop and resume at 1 and 3 ranks: resume_all.sh.)
 source "$(dirname "$0")/common.sh"
 deck=$SRC/input/mlmc.ini
 small=(--mlmc.eps=1e-2 --mlmc.initial_samples=20 --mlmc.batch=16 --run.progress_interval=1000)
@@ -50,6 +51,19 @@ for f in mlmc-eps2e-2 mlmc-eps2e-2-mc mlmc-eps1e-2 mlmc-eps1e-2-mc; do
 done
 [ -s job/mlmc.png ] || fail "mlmc.sbatch drew no figure: $(cat job.log)"
 echo "ok: jobscripts/mlmc.sbatch, two eps with plain MC"
+for bad in "" "1e-2,,5e-3" "1e-2;rm"; do
+  rc=0
+  TOKDYN_PYTHON=$PYTHON TOKDYN_SRC=$SRC bash "$SRC/jobscripts/mlmc.sbatch" ${bad:+"$deck" job2 "$bad"} > usage.txt 2>&1 || rc=$?
+  [ "$rc" = 2 ] && [ "$(wc -l < usage.txt)" = 1 ] && grep -qE "usage|EPS must be" usage.txt || fail "mlmc.sbatch '$bad': exit $rc: $(cat usage.txt)"
+done
+[ ! -e job2 ] || fail "a refused mlmc.sbatch made its OUTDIR"
+echo "ok: mlmc.sbatch refuses a missing deck and bad eps lists with one line"
+# Fixed tokens from a file: every sample starts from the file's rows (normalised), and the banner says so.
+"$PYTHON" -c 'import h5py, numpy as np; h5py.File("x0.h5", "w")["X"] = np.random.default_rng(3).normal(size=(8, 3))'
+run 1 mlmc "$deck" --tokens.init=file --tokens.file=x0.h5 "${small[@]}" --run.output=file.h5 > file.log || fail "file: $(cat file.log)"
+grep -q "the file's tokens" file.log || fail "the banner does not name the file's tokens: $(head -n 2 file.log)"
+compare file.h5 ranks1.h5 --tol 0 > /dev/null 2>&1 && fail "the file's tokens gave the seed's results"
+echo "ok: fixed tokens from a file"
 # Levels in the token count (antithetic halves) and the multi-index estimator over (L, N): the multi-index run the
 # same at 1 and 3 ranks and stopped and resumed bit for bit; the token levels' table and both figures.
 fresh=(--mlmc.fresh_tokens=true --model.N=4 --mlmc.eps=2e-2 --mlmc.initial_samples=20 --mlmc.batch=16 --run.progress_interval=1000)
