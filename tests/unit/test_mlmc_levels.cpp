@@ -349,3 +349,65 @@ TEST(MimcDriver, KnownLimitWithinEpsAndRestoredBitForBit) {
   o.min_level = 0;
   EXPECT_THROW(MimcDriver{o}, InputError);
 }
+
+// doc/science.md section 11.5, measured: levels of the transformer at a finite MLP width m, coupled through the
+// weights so that each path has exactly the width-m law. Fine path: 2L layers, each a fresh ReLU MLP
+// G = (1/sqrt m) W relu(U y / sqrt d); coarse path: L layers whose layer k takes U of fine layer 2k and
+// W = (W_2k + W_2k+1) / sqrt 2 (iid N(0, 1), independent of U: the width-m law). Without attention, tokens
+// y <- LN(y + sqrt(T/L) G(y)), P = |mean y|^2 of 4 tokens on S^2. The coarse layer matches only the first fine layer's
+// hidden units, so Var(P_l - P_{l-1}) does not fall with l: the fitted beta over l = 1..5 lies below 0.3 (measured
+// about 0), where the Gaussian-field levels fall at beta = 1 (VariancesFallAtRateOne). Plain loops.
+TEST(MlmcFiniteWidth, WeightSharingCouplingLeavesTheLevelVarianceFlat) {
+  const int d = 3, n = 4, m = 32, L0 = 2;
+  const double T = 1;
+  const RandomStream stream(21, Purpose::test);
+  std::vector<double> x0(n * d);
+  sample_uniform_sphere(9, 0, n, d, x0.data());
+  // One layer of width m with weights u [m, d], w [d, m]: y <- LN(y + h G(y)).
+  auto layer = [&](std::vector<double>& y, const double* u, const double* w, double h) {
+    for (int i = 0; i < n; ++i) {
+      double hidden[m], g[d] = {0, 0, 0};
+      for (int r = 0; r < m; ++r) {
+        double s = 0;
+        for (int a = 0; a < d; ++a) s += u[r * d + a] * y[i * d + a];
+        hidden[r] = std::max(0.0, s / std::sqrt(double(d)));
+      }
+      for (int a = 0; a < d; ++a) {
+        for (int r = 0; r < m; ++r) g[a] += w[a * m + r] * hidden[r];
+        y[i * d + a] += h * g[a] / std::sqrt(double(m));
+      }
+    }
+    normalize_rows(y.data(), n, d);
+  };
+  auto order2 = [&](const std::vector<double>& y) {
+    double s[3] = {0, 0, 0};
+    for (int i = 0; i < n; ++i)
+      for (int a = 0; a < d; ++a) s[a] += y[i * d + a] / n;
+    return s[0] * s[0] + s[1] * s[1] + s[2] * s[2];
+  };
+  std::vector<double> variances;
+  for (int l = 1; l <= 5; ++l) {
+    const int fine_layers = L0 << l, coarse_layers = fine_layers / 2;
+    LevelSums sums;
+    for (int k = 0; k < 600; ++k) {
+      std::vector<double> u(fine_layers * m * d), w(fine_layers * d * m), wc(d * m);
+      for (int j = 0; j < fine_layers; ++j) {
+        stream.normals(static_cast<std::uint64_t>(l * 1000000 + k), 2 * j, u.data() + j * m * d, m * d);
+        stream.normals(static_cast<std::uint64_t>(l * 1000000 + k), 2 * j + 1, w.data() + j * d * m, d * m);
+      }
+      std::vector<double> fine = x0, coarse = x0;
+      for (int j = 0; j < fine_layers; ++j) layer(fine, u.data() + j * m * d, w.data() + j * d * m, std::sqrt(T / fine_layers));
+      for (int j = 0; j < coarse_layers; ++j) {
+        for (int e = 0; e < d * m; ++e) wc[e] = (w[2 * j * d * m + e] + w[(2 * j + 1) * d * m + e]) / std::sqrt(2.0);
+        layer(coarse, u.data() + 2 * j * m * d, wc.data(), std::sqrt(T / coarse_layers));
+      }
+      sums.add(l, order2(fine), order2(coarse));
+    }
+    variances.push_back(sums.var_y());
+    std::printf("width %d, level %d (L = %d): Var(P_l - P_{l-1}) = %.3e, Var P_l = %.3e\n", m, l, fine_layers,
+                sums.var_y(), sums.var_p());
+  }
+  const RateFit beta = fit_rate(variances, 0);
+  std::printf("finite width, weight-sharing coupling: beta = %.3f +- %.3f\n", beta.rate, beta.error);
+  EXPECT_LT(beta.rate, 0.3);
+}
