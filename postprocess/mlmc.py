@@ -69,6 +69,9 @@ def read_result(path, allow_partial=False):
         numbers = read_numbers(g, path, NUMBERS, ResultError)
         out["total_seconds"] = numbers.pop("seconds")  # the attribute; the dataset "seconds" is per level
         out.update(numbers)
+        # The MLP width of the paths (0: the infinite-width layer; files written before the key have none).
+        width = read_numbers(g, path, ("width",), ResultError, required=False)["width"]
+        out["width"] = int(width) if np.isfinite(width) and width > 0 else 0
     check_shapes(path, out, SHAPES, ResultError, "/mlmc/")
     if out["method"] not in ("mlmc", "mc"):
         raise ResultError(f"{path}: attribute /mlmc@method is '{out['method']}', not mlmc or mc")
@@ -93,19 +96,31 @@ COLOURS = {"MLMC": "tab:blue", "MLMC in N": "tab:green", "MIMC": "tab:purple", "
 
 
 def estimator(r):
-    """The estimator's name: MLMC (levels in depth), MLMC in N, MIMC or plain MC."""
-    return NAMES["mc"] if r["method"] == "mc" else NAMES.get(r["levels"], r["levels"])
+    """The estimator's name: MLMC (levels in depth), MLMC in N, MIMC or plain MC; at a finite width with ", m = M"
+    (runs of different widths are different models, each with its own complexity)."""
+    name = NAMES["mc"] if r["method"] == "mc" else NAMES.get(r["levels"], r["levels"])
+    return name + (f", m = {r['width']}" if r.get("width", 0) > 0 else "")
+
+
+def colour(name):
+    """An estimator's colour: its kind's (the name before any ", m = ")."""
+    return COLOURS.get(name.split(",")[0], "tab:gray")
 
 
 def complexity(results):
     """{estimator: (eps, modelled work, measured seconds)} sorted by eps."""
     out = {}
-    for name in COLOURS:
+    for name in sorted({estimator(r) for r in results}):
         rs = sorted((r for r in results if estimator(r) == name), key=lambda r: r["eps"])
-        if rs:
-            out[name] = (np.array([r["eps"] for r in rs]), np.array([r["work"] for r in rs]),
-                         np.array([r["total_seconds"] for r in rs]))
+        out[name] = (np.array([r["eps"] for r in rs]), np.array([r["work"] for r in rs]),
+                     np.array([r["total_seconds"] for r in rs]))
     return out
+
+
+def exponent_text(eps, work, prefix):
+    """' ~ eps^x.xx' of the fitted exponent, or nothing with fewer than two distinct eps."""
+    x = exponent(eps, work)
+    return "" if np.isnan(x) else f"{prefix} ~ eps^{x:.2f}"
 
 
 def flag(r, rate):
@@ -180,10 +195,10 @@ def complexity_panels(ex, fx, results):
     sx = ex.twinx()
     lines = []
     for name, (eps, work, seconds) in complexity(results).items():
-        c = COLOURS[name]
-        lines += ex.loglog(eps, eps ** 2 * work, "o-", color=c, label=f"{name}: steps, work ~ eps^{exponent(eps, work):.2f}")
+        c = colour(name)
+        lines += ex.loglog(eps, eps ** 2 * work, "o-", color=c, label=f"{name}: steps{exponent_text(eps, work, ', work')}")
         lines += sx.loglog(eps, eps ** 2 * seconds, "s:", color=c, mfc="none",
-                           label=f"{name}: seconds, ~ eps^{exponent(eps, seconds):.2f}")
+                           label=f"{name}: seconds{exponent_text(eps, seconds, ',')}")
     ex.set_xlabel("eps (target RMSE)")
     ex.set_ylabel(r"eps$^2$ x work (modelled steps, filled)")
     sx.set_ylabel(r"eps$^2$ x seconds (measured, open)")
@@ -201,10 +216,13 @@ def complexity_panels(ex, fx, results):
     ex.legend(lines, [x.get_label() for x in lines], fontsize=7, loc="upper center")
     ordered = sorted(results, key=lambda r: (r["eps"], estimator(r)))
     for k, r in enumerate(ordered):
-        fx.errorbar([k], [r["estimate"]], yerr=[Z95 * r["standard_error"]], fmt="o", color=COLOURS.get(estimator(r)),
+        fx.errorbar([k], [r["estimate"]], yerr=[Z95 * r["standard_error"]], fmt="o", color=colour(estimator(r)),
                     capsize=3)
     fx.set_xticks(range(len(ordered)))
-    fx.set_xticklabels([f"{estimator(r)}\n{r['eps']:g}" for r in ordered], fontsize=7)
+    labels = [f"{estimator(r)}\n{r['eps']:g}" for r in ordered]
+    if len(set(labels)) < len(labels):  # runs of one estimator and eps (other decks or keys): name the files too
+        labels = [f"{label}\n{os.path.basename(r['path'])}" for label, r in zip(labels, ordered)]
+    fx.set_xticklabels(labels, fontsize=7)
     fx.set_ylabel("estimate (95% sampling interval)")
     fx.set_title("every estimate, by eps and estimator", fontsize=10)
 
@@ -238,7 +256,7 @@ def summarize(paths, output, allow_partial=False):
               (f" (plain MC {r['mc_work']:.4g} steps: {r['work_ratio']:.1f}x)" if r["method"] == "mlmc" and r["mc_work"] > 0
                else ""))
     for name, (eps, work, seconds) in complexity(results).items():
-        if len(eps) >= 2:
+        if len(np.unique(eps)) >= 2:
             print(f"{name}: work ~ eps^{exponent(eps, work):.2f} (steps), eps^{exponent(eps, seconds):.2f} (seconds)")
     out = output or default_output(paths[0])
     fig = make_figure(results)

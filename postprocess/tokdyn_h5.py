@@ -312,6 +312,15 @@ _WEIGHTS = (("weights.format", "weights"), ("weights.file", "file", _weights_are
             ("synthetic.kind", "synthetic", _weights_are("synthetic")), ("synthetic.d", "d", _weights_are("synthetic")),
             ("synthetic.lambda1", "lambda_1(F)", _weights_are("synthetic")),
             ("synthetic.gap", "gap(F)", _weights_are("synthetic")))
+def _finite_width(params):
+    """An mlmc run of the width-m transformer (mlp.width > 0) rather than of the infinite-width scheme."""
+    return str(params.get("mlp.width", 0)) not in ("0", "")
+
+
+def _infinite_width(params):
+    return not _finite_width(params)
+
+
 def _random_matrices(params):
     """A phase run whose B or V is drawn at random (the draw's scope and period then mean something)."""
     return params.get("phase.bilinear", "identity") != "identity" or params.get("phase.value", "identity") != "identity"
@@ -323,9 +332,10 @@ TITLE_KEYS = {
               ("phase.scope", "drawn per", _random_matrices), ("phase.regen_period", "redrawn every", _random_matrices))
              + _KERNEL + (("run.seed", "seed"),),
     "transformer": _MODEL + _ATTENTION + _KERNEL + (("run.seed", "seed"),),
-    "mlmc": _MODEL[:2] + (("model.T", "T"), ("mlmc.L0", "L0"), ("mlmc.scheme", "scheme")) + _ATTENTION + _KERNEL
-            + (("noise.field", "noise"), ("noise.features", "M"), ("mlmc.fresh_tokens", "fresh tokens"),
-               ("mlmc.eps", "eps"), ("run.seed", "seed")),
+    "mlmc": _MODEL[:2] + (("model.T", "T"), ("mlmc.L0", "L0"), ("mlmc.scheme", "scheme", _infinite_width))
+            + _ATTENTION + (("mlp.activation", "MLP"), ("mlp.width", "m", _finite_width)) + _KERNEL[2:]
+            + (("noise.field", "noise", _infinite_width), ("noise.features", "M", _infinite_width),
+               ("mlmc.fresh_tokens", "fresh tokens"), ("mlmc.eps", "eps"), ("run.seed", "seed")),
     "sde": _MODEL[:2] + (("model.L", "steps"), ("model.T", "T")) + _ATTENTION + _KERNEL
            + (("noise.field", "noise"), ("sde.scheme", "scheme"), ("run.seed", "seed")),
     "meanfield": _MODEL[1:] + _ATTENTION + _KERNEL

@@ -62,7 +62,8 @@ constexpr OutputDecl kMlmcOutputs[] = {
     {"mlmc@beta", OutputType::real, "1", "", "Fitted variance rate: slope of -log2 var_y over levels 1..L."},
     {"mlmc@beta_error", OutputType::real, "1", "", "Standard error of beta."},
     {"mlmc@beta_predicted", OutputType::real, "1", "",
-     "The variance rate predicted: 1 in depth (the strong order 1/2 of the schemes), 2 in tokens (the antithetic "
+     "The variance rate predicted: 1 in depth (the strong order 1/2 of the schemes; 0 at a finite width, whose level "
+     "variances fall to a floor of order 1/m), 2 in tokens (the antithetic "
      "halves, section 11.6)."},
     {"mlmc@bias", OutputType::real, "observable", "",
      "Estimated weak error of the finest level: the last levels' |E Y_l| extrapolated with alpha (0 for plain Monte "
@@ -93,10 +94,12 @@ constexpr OutputDecl kMlmcOutputs[] = {
      "The same in modelled steps: var_p(L) times the finest index's fine path's cost over (1 - theta) eps^2 (0 for a "
      "multi-index run, whose finest depth and token count are not one index)."},
     {"mlmc@observable", OutputType::text, "", "", "The observable phi (mlmc.observable)."},
-    {"mlmc@scheme", OutputType::text, "", "", "The scheme of every path (mlmc.scheme)."},
+    {"mlmc@scheme", OutputType::text, "", "", "The scheme of every path (mlmc.scheme; unused at a finite width)."},
     {"mlmc@seconds", OutputType::real, "seconds", "", "Measured wall time of all samples, summed over ranks."},
     {"mlmc@standard_error", OutputType::real, "observable", "", "sqrt(sum_l var_y / N_l), the sampling error."},
     {"mlmc@theta", OutputType::real, "1", "", "The share of eps^2 allowed to the squared bias (mlmc.theta)."},
+    {"mlmc@width", OutputType::integer, "1", "",
+     "mlp.width: the MLP width m of every layer's transformer, or 0 for the infinite-width layer (the scheme)."},
     {"mlmc@work", OutputType::real, "steps", "", "The modelled work of the run: sum_l N_l cost_l."},
     {"mlmc@work_ratio", OutputType::real, "1", "", "mc_work / work: what the levels saved, in the model (0: multi-index)."},
 };
@@ -258,17 +261,19 @@ void MlmcRun::finish(RunFile& file) {
   const double fine_cost = levels_.cost(index(static_cast<int>(L)), {false, false});
   const double mc_work = one_axis ? var_p[L] * fine_cost / target : 0.0;
   const double mc_seconds = one_axis ? var_p[L] * seconds[L] * fine_cost / cost[L] / target : 0.0;
-  const double alpha_predicted = 1, beta_predicted = p_.family == LevelFamily::tokens ? 2 : 1;
+  // At a finite width the depth levels' variances fall to a floor of order 1/m (doc/science.md section 11.5): rate 0.
+  const bool floor = p_.family == LevelFamily::depth && p_.levels.mlp.width > 0 && p_.levels.noise;
+  const double alpha_predicted = 1, beta_predicted = p_.family == LevelFamily::tokens ? 2 : floor ? 0 : 1;
   if (!plain && J >= 3) {
     const char* axis = p_.family == LevelFamily::tokens ? "in N" : "in L";
     const std::string a = against_prediction(interval(r.alpha), alpha_predicted),
                       b = against_prediction(interval(r.beta), beta_predicted);
     std::snprintf(text, sizeof text,
-                  "%s: alpha = %.3f +- %.3f (predicted %g)%s; beta = %.3f +- %.3f (predicted %g)%s; gamma = %.3f (model), "
-                  "%.3f (measured seconds)",
+                  "%s: alpha = %.3f +- %.3f (predicted %g)%s; beta = %.3f +- %.3f (predicted %g%s)%s; gamma = %.3f "
+                  "(model), %.3f (measured seconds)",
                   one_axis ? axis : "along the depth axis (b = 0)", r.alpha.rate, r.alpha.error,
-                  alpha_predicted, a.c_str(), r.beta.rate, r.beta.error, beta_predicted, b.c_str(), r.gamma.rate,
-                  gamma_seconds.rate);
+                  alpha_predicted, a.c_str(), r.beta.rate, r.beta.error, beta_predicted,
+                  floor ? ": the variances' floor of order 1/m" : "", b.c_str(), r.gamma.rate, gamma_seconds.rate);
     comm_.print(text);
     if (!one_axis) {
       const auto& m = static_cast<const MimcDriver&>(*driver_);
@@ -327,6 +332,7 @@ void MlmcRun::finish(RunFile& file) {
   g.attribute("index_set", std::string(p_.index_options.total_degree ? "total" : "box"));
   g.attribute("observable", p_.levels.observable);
   g.attribute("scheme", p_.levels.scheme);
+  g.attribute("width", p_.levels.mlp.width);
   g.attribute("estimate", r.estimate);
   g.attribute("standard_error", r.standard_error);
   g.attribute("bias", r.bias);
@@ -367,6 +373,11 @@ DeckSchema MlmcStudy::schema() {
   add_field_keys(s);
   add_token_keys(s);
   s.add_bool("noise.enabled", true, "apply the common noise (off: the attention flow alone, a deterministic check)");
+  s.add_int("mlp.width", 0,
+            "MLP width m of every layer: the width-m transformer, its depth levels coupled through the fields' "
+            "covariances (doc/science.md section 11.5); 0: the infinite-width layer, the Gaussian field noise.* "
+            "through mlmc.scheme",
+            0, 1 << 20);
   s.add_choice("mlmc.method", "mlmc", {"mlmc", "mc"},
                "mlmc: the adaptive drivers; mc: plain Monte Carlo at the finest index: depth L0 2^max_levels (levels "
                "= depth), N 2^max_levels tokens (tokens), both (both)");
@@ -410,6 +421,7 @@ MlmcStudy::MlmcStudy(const Comm& comm, const Deck& deck)
   s.field_name = deck.get_text("noise.field");
   s.field = field_params_from_deck(deck, s.d);
   s.scheme = deck.get_text("mlmc.scheme");
+  s.mlp = mlp_params_from_deck(deck);
   s.coarsest = deck.get_int("mlmc.L0");
   s.seed = static_cast<std::uint64_t>(deck.get_int("run.seed"));
   s.observable = deck.get_text("mlmc.observable");
@@ -435,6 +447,10 @@ MlmcStudy::MlmcStudy(const Comm& comm, const Deck& deck)
   if (params_.family != LevelFamily::depth && !params_.fresh_tokens)
     throw InputError("deck key 'mlmc.levels' = '" + family +
                      "': levels in the token count draw fresh tokens for every sample: set mlmc.fresh_tokens = true");
+  if (s.mlp.width > 0 && params_.family == LevelFamily::both)
+    throw InputError("deck key 'mlp.width' = '" + deck.get_text("mlp.width") +
+                     "': the multi-index levels need the infinite-width field (mlp.width = 0); at a finite width the "
+                     "levels take one direction, mlmc.levels = depth or tokens");
   if (!o.plain && o.max_levels < o.min_levels)
     throw InputError("deck key 'mlmc.max_levels' = '" + deck.get_text("mlmc.max_levels") + "': below mlmc.min_levels = " +
                      deck.get_text("mlmc.min_levels"));
@@ -462,9 +478,16 @@ MemoryEstimate MlmcStudy::memory() const {
   const double nd = n * s.d, M = static_cast<double>(s.field.features);
   MemoryEstimate memory;
   memory.add("a sample's largest system: tokens and scheme buffers [N, d] x 8", 8 * nd);
-  memory.add("the random features [M, d + 1] and their values [min(N, 256), M]",
-             M * (s.d + 1) + std::min<double>(n, 256) * M + 2 * M * s.d);
+  if (s.mlp.width == 0)
+    memory.add("the random features [M, d + 1] and their values [min(N, 256), M]",
+               M * (s.d + 1) + std::min<double>(n, 256) * M + 2 * M * s.d);
   memory.add("a batch's sample values [batch, 3]", 3 * static_cast<double>(params_.batch));
+  if (s.mlp.width > 0) {
+    const double m = static_cast<double>(s.mlp.width);
+    memory.add("a layer's MLP: U, W [m, d] and its hidden values [N, m]", 2 * m * s.d + n * m);
+    if (params_.family == LevelFamily::depth)
+      memory.add("the depth levels' field covariance and its root [N, N]", 2 * n * n);
+  }
   return memory;
 }
 
@@ -505,9 +528,11 @@ std::string MlmcStudy::banner() const {
                   o.min_levels, top);
   }
   std::string text = line;
-  std::snprintf(line, sizeof line, "; d = %d, T = %g, %s scheme, %s field%s, %s tokens, batches of %lld", s.d, s.horizon,
-                s.scheme.c_str(), s.field_name.c_str(), s.noise ? "" : " (noise off)",
-                params_.fresh_tokens ? "fresh" : tokens_.init == "file" ? "the file's" : "fixed",
+  const std::string model = s.mlp.width > 0
+                                ? "the width-" + std::to_string(s.mlp.width) + " transformer"
+                                : s.scheme + " scheme, " + s.field_name + " field";
+  std::snprintf(line, sizeof line, "; d = %d, T = %g, %s%s, %s tokens, batches of %lld", s.d, s.horizon, model.c_str(),
+                s.noise ? "" : " (noise off)", params_.fresh_tokens ? "fresh" : tokens_.init == "file" ? "the file's" : "fixed",
                 static_cast<long long>(params_.batch));
   return text + line;
 }

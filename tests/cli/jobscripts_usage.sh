@@ -1,4 +1,5 @@
-# The sweep scripts (jobscripts/sweep.sh, grid-sweep.sh, markov-sweep.sh, train-sweep.sh, phase-sweep.sh) refuse a bad
+# The sweep scripts (jobscripts/sweep.sh, grid-sweep.sh, markov-sweep.sh, train-sweep.sh, phase-sweep.sh,
+# mlmc-sweep.sh) refuse a bad
 # command line before they submit anything: one line on stderr, exit 2, no sbatch call. Covered: missing
 # or empty arguments, an empty OUTDIR or one that cannot be made, empty lists and empty list items, a
 # value twice in a list, an argument holding ` -- ` (the words meant to be separate), a second `--`, and
@@ -144,6 +145,18 @@ expect_submitted 2 "^--parsable -p short --array=0-2 .*phase.sbatch .*phase.ini 
   phase-sweep.sh "$P" out 3 -p short -- --model.N=8
 grep -q "dependency=afterok:4242 .*phase-merge.sbatch .*/out .*/out/phase$" "$SBATCH_LOG" \
   || fail "phase-sweep.sh: no merge job after the array: $(cat "$SBATCH_LOG")"
+# mlmc-sweep.sh: one task per eps (at least two, numbers), the dry run of each task, then the figure job.
+L=$SRC/input/mlmc.ini
+expect_usage "^mlmc-sweep.sh: usage:" mlmc-sweep.sh "$L" out
+expect_usage "EPS .*not '1e-2,,5e-3'" mlmc-sweep.sh "$L" out 1e-2,,5e-3
+expect_usage "at least two eps" mlmc-sweep.sh "$L" out 1e-2
+expect_usage "EPS must be numbers" mlmc-sweep.sh "$L" out "1e-2,5e-3;rm"
+expect_usage "array task 1 of mlmc.sbatch would fail: tokdyn: error: deck key 'mlmc.eps'" mlmc-sweep.sh "$L" fresh 1e-2,-1
+expect_submitted 2 "^--parsable -p short --array=0-1 .*mlmc.sbatch .*mlmc.ini .*/out 1e-2,5e-3 --model.N=4$" \
+  mlmc-sweep.sh "$L" out 1e-2,5e-3 -p short -- --model.N=4
+grep -q "dependency=afterok:4242 .*mlmc-figure.sbatch .*/out .*/out/mlmc$" "$SBATCH_LOG" \
+  || fail "mlmc-sweep.sh: no figure job after the array: $(cat "$SBATCH_LOG")"
+[ ! -e work/fresh ] || fail "a refused mlmc sweep left OUTDIR work/fresh behind"
 expect_submitted "$(ls "$SRC"/input/grid-*.ini | wc -l)" "^--parsable --hold --output=.*grid.sbatch .* --model.L=3$" \
   grid-sweep.sh out --hold -- --model.L=3
 echo "jobscripts_usage: all checks passed"

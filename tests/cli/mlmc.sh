@@ -2,7 +2,7 @@
 # run.stop_at and resumed equal to the whole run, the multilevel estimate against plain Monte Carlo at the finest
 # depth (within 3 combined standard errors), the figure of several runs, the job script's complexity test without
 # Slurm and its usage errors, levels in tokens and the multi-index estimator (ranks, resume), fixed tokens from a
-# file, and bad input in one line each. (The SIGTERM stop and resume at 1 and 3 ranks: resume_all.sh.)
+# file, the finite-width transformer's levels, and bad input in one line each. (The SIGTERM stop and resume at 1 and 3 ranks: resume_all.sh.)
 source "$(dirname "$0")/common.sh"
 deck=$SRC/input/mlmc.ini
 small=(--mlmc.eps=1e-2 --mlmc.initial_samples=20 --mlmc.batch=16 --run.progress_interval=1000)
@@ -90,6 +90,19 @@ PY
 "$PYTHON" "$SRC/postprocess/mlmc.py" both1.h5 tokens.h5 -o index.png > index.txt || fail "mlmc.py: $(cat index.txt)"
 [ -s index.png ] || fail "mlmc.py drew no multi-index figure"
 echo "ok: levels in tokens and multi-index, 1 and 3 ranks and a resume bitwise equal"
+# The width-m transformer (mlp.width = 8): depth levels by the covariance draws, the same at 1 and 3 ranks; the
+# banner names it, the rates line predicts the variances' floor, /mlmc records the width; multi-index refused.
+width=(--mlp.width=8 --mlmc.max_levels=3 "${small[@]}")
+for np in 1 3; do run $np mlmc "$deck" "${width[@]}" --run.output=width$np.h5 > width$np.log || fail "width: $(cat width$np.log)"; done
+compare width1.h5 width3.h5 --tol 0 > /dev/null || fail "width 8: 1 and 3 ranks differ"
+grep -q "the width-8 transformer" width1.log || fail "the banner does not name the width: $(head -n 1 width1.log)"
+grep -q "beta = .*(predicted 0: the variances' floor of order 1/m)" width1.log || fail "width: rates line: $(cat width1.log)"
+"$PYTHON" -c 'import h5py, sys; w = [int(h5py.File(p, "r")["mlmc"].attrs["width"]) for p in sys.argv[1:]]; assert w == [8, 0], w' \
+  width1.h5 ranks1.h5 || fail "/mlmc@width"
+"$PYTHON" "$SRC/postprocess/mlmc.py" width1.h5 ranks1.h5 -o widthfig.png > widthfig.txt || fail "mlmc.py: $(cat widthfig.txt)"
+grep -q "^width1.h5: mlmc, eps 0.01" widthfig.txt && [ -s widthfig.png ] || fail "mlmc.py: $(cat widthfig.txt)"
+expect_error 2 "mlp.width.*multi-index" mlmc "$deck" --mlp.width=8 --mlmc.levels=both --mlmc.fresh_tokens=true --run.output=bad.h5
+echo "ok: the width-8 transformer's depth levels at 1 and 3 ranks, bitwise equal"
 expect_error 2 "mlmc.fresh_tokens = true" mlmc "$deck" --mlmc.levels=both --run.output=bad.h5
 expect_error 2 "mlmc.max_levels.*below mlmc.min_levels" mlmc "$deck" --mlmc.max_levels=1 --run.output=bad.h5
 expect_error 2 "mlmc.eps" mlmc "$deck" --mlmc.eps=0 --run.output=bad.h5

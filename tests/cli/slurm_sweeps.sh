@@ -2,7 +2,8 @@
 # (one task per level and replica, tiny sizes) and the dependent fit job; the fit files and PNGs must appear.
 # The same for the tokdyn markov sweeps over eps and delta (jobscripts/markov-sweep.sh), for a tokdyn
 # train sweep over seeds, optimizers and symmetry settings with its summary (jobscripts/train-sweep.sh) and
-# for a tokdyn phase diagram in blocks of betas with its merge (jobscripts/phase-sweep.sh).
+# for a tokdyn phase diagram in blocks of betas with its merge (jobscripts/phase-sweep.sh) and for the complexity
+# test of tokdyn mlmc, one task per eps, with its figure (jobscripts/mlmc-sweep.sh).
 # The tokens array (propagation of chaos, two ranks a task) joins them once the binary has the tokens
 # study (`tokdyn converge --help` lists converge.N0) and the deck input/converge-tokens.ini exists.
 # Every fit and summary job runs postprocess/ with the interpreter TOKDYN_PYTHON names (a wrapper that
@@ -96,6 +97,11 @@ read -r _ phase_sweep _ phase_merge < <(bash "$SRC/jobscripts/phase-sweep.sh" "$
   --model.N=6 --phase.systems=3 --phase.betas=3 --phase.records=2 --model.T=0.5)
 echo "phase: sweep $phase_sweep merge $phase_merge"
 jobs+=("$phase_sweep" "$phase_merge")
+# tokdyn mlmc: 2 eps (an array of 2, each the multilevel run and plain MC at its finest depth) and the figure job.
+read -r _ mlmc_sweep _ mlmc_figure < <(bash "$SRC/jobscripts/mlmc-sweep.sh" "$SRC/input/mlmc.ini" mlmc 2e-2,1e-2 \
+  --mlmc.initial_samples=20 --run.progress_interval=1000)
+echo "mlmc: sweep $mlmc_sweep figure $mlmc_figure"
+jobs+=("$mlmc_sweep" "$mlmc_figure")
 # grid-sweep.sh: one array a grid deck with the sbatch options (held, so nothing runs) and the overrides.
 mapfile -t grid < <(bash "$SRC/jobscripts/grid-sweep.sh" grid --hold --job-name="tokdyn-grid-$tag" -- --model.L=3)
 grid_ids=(${grid[@]+"${grid[@]##* }"})
@@ -110,7 +116,7 @@ scancel "${grid_ids[@]}"
 echo "grid-sweep.sh: ${#grid_ids[@]} held arrays with the job name and the overrides (cancelled)"
 wait_for "${jobs[@]}"
 # Every fit and summary ran under TOKDYN_PYTHON.
-for script in convergence.py focus_dilution.py training.py phase.py; do
+for script in convergence.py focus_dilution.py training.py phase.py mlmc.py; do
   grep -qx "$SRC/postprocess/$script" python-used 2>/dev/null || fail "no $script under TOKDYN_PYTHON: $(cat python-used 2>/dev/null)"
 done
 # The completion log (sacct -c; it filters by -j but not by name or time, and warns about the array fields
@@ -142,6 +148,9 @@ import h5py, numpy as np
 g = h5py.File('phase/phase.h5', 'r')['phase']
 assert list(g['beta_index'][()]) == [0, 1, 2] and g['density'].shape == (3, 3), (g['beta_index'][()], g['density'].shape)" \
   || fail "phase sweep: the merged result"
+# The mlmc sweep: both eps' runs and their plain Monte Carlo runs complete, and one figure of the four.
+for f in mlmc/mlmc-eps{2e-2,1e-2}{,-mc}.h5; do [ "$(status_of "$f")" = complete ] || fail "$f not complete"; done
+[ -s mlmc/mlmc.png ] && grep -q "MLMC: work ~ eps^" mlmc/figure-*.out || fail "mlmc sweep: no figure ($(cat mlmc/figure-*.out))"
 for kind in eps delta; do
   for i in 0 1 2; do
     [ "$(status_of "markov-$kind/$kind-$i.h5")" = complete ] || fail "markov-$kind/$kind-$i.h5 not complete"
@@ -191,4 +200,4 @@ assert d["study_attributes"]["d"] == 2, d["study_attributes"]
 print("tokens: bound", d["bound"])
 PY
 fi
-echo "slurm sweeps: ${studies[*]}, markov eps, delta and train arrays and their dependent jobs complete"
+echo "slurm sweeps: ${studies[*]}, markov eps, delta, train and mlmc arrays and their dependent jobs complete"

@@ -10,6 +10,15 @@
 //  both:       the mixed difference, the tokens' difference at depth a minus the same at depth a - 1.
 // Each path is the scheme at its own depth, on its own iid tokens, under a noise of the right law: exactly the law
 // of the coarser index's fine paths, as the telescoping sums need.
+// At a finite MLP width m (width > 0) every path is the width-m transformer of doc/science.md section 1 instead
+// (post-LN, fresh weights every layer), drawn one of two ways, both exact in law (section 11.5):
+//  weights:     the MLPs themselves, keyed by the sample (dynamics/transformer.hpp): every system of the sample,
+//               the antithetic halves too, sees the same MLPs. Levels in tokens, and plain Monte Carlo.
+//  covariance:  given the tokens Y, layer l's field at them is Sigma^{1/2} Z + b_W, Sigma = (1/m) A A^T,
+//               A = sigma(Y U^T / sqrt d + b_U), with U, b_U, b_W the MLP's draws and Z [n, d] keyed by (l, token).
+//               The coarse path's layer k takes hidden rows r < m/2 of fine layer 2k, the others of 2k + 1, and
+//               Z, b_W summed over the two and divided by sqrt 2. Levels in depth.
+// No one draw couples both directions at a finite width, so the multi-index levels need width 0.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +30,7 @@
 #include "tokdyn/mlmc/multi_index.hpp"
 #include "tokdyn/mlmc/observables.hpp"
 #include "tokdyn/noise/gaussian_field.hpp"
+#include "tokdyn/noise/random_mlp.hpp"
 
 namespace tokdyn {
 
@@ -36,6 +46,7 @@ struct LevelSetup {
   std::string field_name = "features";
   FieldParams field;  // its seed is replaced by each sample's key
   std::string scheme = "projected";
+  MlpParams mlp{.width = 0};  // 0: the infinite-width field above; m > 0: the width-m transformer (seed: the key)
   std::int64_t coarsest = 4;  // L0
   std::uint64_t seed = 1;
   std::vector<double> tokens;  // [N0, d]: every sample's initial tokens; empty: fresh uniform tokens per sample
@@ -64,10 +75,14 @@ class CoupledLevels {
   std::uint64_t sample_key(const LevelIndex& i, std::int64_t index) const;
 
  private:
-  double path(std::int64_t steps, std::uint64_t key, const double* x0, std::int64_t n) const;
+  // How a path of a finite width draws its MLPs (see above): the weights, the covariance of its own layers, or the
+  // covariance merged from a path of twice its depth.
+  enum class WidthDraw { weights, covariance, merged };
+  double path(std::int64_t steps, std::uint64_t key, const double* x0, std::int64_t n, WidthDraw draw) const;
+  double covariance_path(std::int64_t steps, std::uint64_t key, const double* x0, std::int64_t n, bool merged) const;
   // P at depth a of N_b tokens: the system of rows 0..N_b-1 of x0, or (halves) the mean of the two systems of rows
   // 0..N_b/2-1 and N_b/2..N_b-1.
-  double at(int a, std::int64_t n, bool halves, std::uint64_t key, const double* x0) const;
+  double at(int a, std::int64_t n, bool halves, std::uint64_t key, const double* x0, WidthDraw draw) const;
   double step_work(std::int64_t n) const;
 
   LevelSetup setup_;
