@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <vector>
 
 #include "tokdyn/core/errors/error.hpp"
@@ -381,12 +382,9 @@ TEST(MlmcFiniteWidth, WeightSharingCouplingLeavesTheLevelVarianceFlat) {
     }
     normalize_rows(y.data(), n, d);
   };
-  auto order2 = [&](const std::vector<double>& y) {
-    double s[3] = {0, 0, 0};
-    for (int i = 0; i < n; ++i)
-      for (int a = 0; a < d; ++a) s[a] += y[i * d + a] / n;
-    return s[0] * s[0] + s[1] * s[1] + s[2] * s[2];
-  };
+  // |mean y|^2: the observable order2, checked against its pair sum above.
+  const std::unique_ptr<TokenObservable> phi = token_observables().make("order2", 1.0);
+  auto order2 = [&](const std::vector<double>& y) { return (*phi)(y.data(), n, d); };
   std::vector<double> variances;
   for (int l = 1; l <= 5; ++l) {
     const int fine_layers = L0 << l, coarse_layers = fine_layers / 2;
@@ -450,12 +448,9 @@ TEST(MlmcFiniteWidth, CovarianceCouplingFallsToAFloorOfOrderOneOverM) {
       }
     normalize_rows(y.data(), n, d);
   };
-  auto order2 = [&](const std::vector<double>& y) {
-    double s[3] = {0, 0, 0};
-    for (int i = 0; i < n; ++i)
-      for (int c = 0; c < d; ++c) s[c] += y[i * d + c] / n;
-    return s[0] * s[0] + s[1] * s[1] + s[2] * s[2];
-  };
+  // |mean y|^2: the observable order2, checked against its pair sum above.
+  const std::unique_ptr<TokenObservable> phi = token_observables().make("order2", 1.0);
+  auto order2 = [&](const std::vector<double>& y) { return (*phi)(y.data(), n, d); };
   auto floor_at = [&](int m) {
     double floor = 0;
     for (int l = 1; l <= 5; ++l) {
